@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: Apache-2.0
+// k8s-agent: parse the ssh-style command line, run the agent, map the
+// outcome to an exit status the way ssh(1) does.
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "launcher/options.h"
+#include "plugin/agent/agent.h"
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/ssh/ssh_options.h"
+
+extern char** environ;
+
+namespace k8s_agent {
+namespace {
+
+// ssh(1): "exits with the exit status of the remote command or with 255
+// if an error occurred". Open MPI treats any non-zero as a failed daemon.
+constexpr int kAgentFailure = 255;
+
+std::map<std::string, std::string> Environment() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return env;
+}
+
+std::string HomeDir(const std::map<std::string, std::string>& env) {
+  auto it = env.find("HOME");
+  if (it != env.end() && !it->second.empty()) return it->second;
+  struct passwd* pw = getpwuid(getuid());
+  return pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "/";
+}
+
+void PrintOut(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+// Layers ~/.ssh/config and /etc/ssh/ssh_config under the command line, as
+// ssh does: images built for mpi-operator configure ssh there.
+StatusOr<ssh::ResolvedSshOptions> SshSettings(
+    const Options& options, const std::map<std::string, std::string>& env) {
+  ssh::SshOptions merged = options.ssh;
+  std::string host = options.host;
+  for (const std::string& path :
+       {HomeDir(env) + "/.ssh/config", std::string("/etc/ssh/ssh_config")}) {
+    StatusOr<std::string> text = ReadFileToString(path);
+    if (!text.ok()) {
+      if (text.status().code() == Code::kNotFound) continue;
+      LogWarning("ignoring " + path + ": " + text.status().message());
+      continue;
+    }
+    K8S_ASSIGN_OR_RETURN(ssh::SshOptions file,
+                         ssh::ParseSshConfig(*text, host, path));
+    merged.MergeFrom(file);
+  }
+  return ssh::Resolve(merged);
+}
+
+int Main(int argc, char** argv) {
+  std::map<std::string, std::string> env = Environment();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  StatusOr<Options> parsed = ParseOptions(
+      args, env,
+      [](const std::string& path) { return ReadFileToString(path, 1 << 20); });
+  if (!parsed.ok()) {
+    LogError(parsed.status().message() + " (see k8s-agent --help)");
+    return kAgentFailure;
+  }
+  const Options& options = *parsed;
+  if (options.help) {
+    PrintOut(UsageText());
+    return 0;
+  }
+  if (options.version) {
+    PrintOut(VersionText());
+    return 0;
+  }
+  if (options.quiet) SetLogLevel(LogLevel::kError);
+  if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
+  if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
+  for (const std::string& note : options.notes) LogDebug(note);
+
+  const std::string& host = options.host;
+  auto fail = [&](const Status& status) {
+    LogError(host + ": " + status.message());
+    return kAgentFailure;
+  };
+
+  kube::InClusterSource in_cluster;
+  in_cluster.env = env;
+  StatusOr<kube::ClusterConfig> cluster =
+      kube::LoadClusterConfig(options.cluster, in_cluster);
+  if (!cluster.ok()) {
+    return fail(cluster.status().WithContext("finding the Kubernetes API"));
+  }
+  StatusOr<ssh::ResolvedSshOptions> ssh = SshSettings(options, env);
+  if (!ssh.ok()) return fail(ssh.status().WithContext("reading ssh settings"));
+
+  AgentConfig config;
+  config.hosts = options.hosts;
+  config.wait_only = options.wait_only;
+  config.command = options.command;
+  config.policy.ns = options.cluster.ns;
+  config.policy.label_selector = options.selector;
+  config.policy.timeout = options.timeout;
+  config.policy.require_ready = options.wait_for == "ready";
+  config.policy.fatal_reasons = options.fail_on_reasons;
+  config.cluster = *cluster;
+  config.ssh = *ssh;
+  config.trace_file = options.trace_file;
+
+  StatusOr<AgentResult> result = RunAgent(config);
+  if (!result.ok()) return fail(result.status());
+  if (result->local_signal != 0) {
+    LogError(host + ": interrupted by signal " +
+             std::to_string(result->local_signal));
+    return 128 + result->local_signal;
+  }
+  if (!result->remote_signal.empty()) {
+    int signo = SignalNumber(result->remote_signal);
+    LogError(host + ": remote command killed by signal " +
+             result->remote_signal);
+    return signo != 0 ? 128 + signo : kAgentFailure;
+  }
+  return result->exit_code;
+}
+
+}  // namespace
+}  // namespace k8s_agent
+
+int main(int argc, char** argv) {
+  try {
+    return k8s_agent::Main(argc, argv);
+  } catch (const std::exception& e) {
+    // Our code does not throw; this is the last resort for the standard
+    // library (e.g. bad_alloc), so the caller still sees an ssh-like 255.
+    k8s_agent::LogError(std::string("internal error: ") + e.what());
+    return 255;
+  }
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ssh-compatible command line of k8s-agent, merged with env and config.
+
+#ifndef K8S_AGENT_LAUNCHER_OPTIONS_H_
+#define K8S_AGENT_LAUNCHER_OPTIONS_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/ssh/ssh_options.h"
+
+namespace k8s_agent {
+
+/// Where the config file is looked for when K8S_AGENT_CONFIG is unset.
+inline constexpr char kDefaultConfigPath[] = "/etc/k8s-agent.conf";
+
+/// Everything the command line, the K8S_AGENT_* environment and the config
+/// file asked for, merged (flags, then env, then file) and validated.
+struct Options {
+  bool help = false;     ///< --help: print UsageText() and exit 0.
+  bool version = false;  ///< --version: print VersionText() and exit 0.
+
+  /// HOST without "user@" (the user went to ssh.user). Not validated
+  /// beyond "non-empty": the agent layer checks DNS-1123 / IP syntax.
+  std::string host;
+  /// Every HOST: {host} normally; all positional words with --wait-only.
+  std::vector<std::string> hosts;
+  /// The words after HOST, exactly as received.
+  std::vector<std::string> command_words;
+  /// command_words joined with single spaces, as ssh does (a leading space
+  /// in the first word, as Open MPI sends " orted", is kept).
+  std::string command;
+
+  /// -p, -l, user@HOST, -i, -o, -n. First value wins, as in ssh.
+  ssh::SshOptions ssh;
+  int verbosity = 0;   ///< 0 normal, 1 -v, 2 -vv (and more).
+  bool quiet = false;  ///< -q: no progress lines, errors only.
+
+  kube::ClusterOverrides cluster;  ///< --namespace --kubeconfig --server ...
+  std::string selector;            ///< --selector: label selector.
+  Duration timeout = std::chrono::minutes(10);  ///< --timeout, per host.
+  std::string trace_file;                       ///< --trace FILE.
+  std::string wait_for = "running";             ///< "running" | "ready".
+  /// Container waiting reasons that fail the wait at once.
+  std::vector<std::string> fail_on_reasons;
+
+  /// --hostfile mode: print an Open MPI hostfile of the matching pods.
+  bool hostfile = false;
+  int slots = 0;                    ///< --slots N; 0 = not given (1 per pod).
+  std::string slots_from_resource;  ///< --slots-from-resource NAME.
+  bool ssh_ready = false;           ///< --ssh-ready: list only SSH-ready.
+  int wait_for_count = 0;           ///< --wait-for-count N; 0 = no wait.
+
+  /// --wait-only mode: wait until every HOST is ready, run nothing.
+  bool wait_only = false;
+
+  /// The config file that was read, or empty if none was.
+  std::string config_file;
+  /// Things worth a debug line (ignored flags, unknown -o keys, unknown
+  /// K8S_AGENT_* variables). The caller logs them at -v.
+  std::vector<std::string> notes;
+};
+
+/// Parses argv[1..] (`args`), the environment (`env`) and the config file
+/// (read through `read_file`, which returns kNotFound for a missing file).
+/// Pure: no I/O except through `read_file`. Errors are kInvalidArgument
+/// (or the file's read error) with a message of the form
+/// `<what>: <why> (<what to do>)`.
+StatusOr<Options> ParseOptions(
+    const std::vector<std::string>& args,
+    const std::map<std::string, std::string>& env,
+    const std::function<StatusOr<std::string>(const std::string& path)>&
+        read_file);
+
+/// The full --help text: every option, environment variable and the
+/// config file format.
+std::string UsageText();
+
+/// "k8s-agent 0.1.0\n".
+std::string VersionText();
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_LAUNCHER_OPTIONS_H_

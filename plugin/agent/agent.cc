@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+// RunAgent: one loop from pod lookup to remote exit.
+
+#include "plugin/agent/agent.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include "plugin/base/log.h"
+#include "plugin/base/signals.h"
+#include "plugin/base/strings.h"
+#include "plugin/kube/curl_transport.h"
+#include "plugin/kube/kube_client.h"
+
+namespace k8s_agent {
+namespace {
+
+// After forwarding a signal, how long to wait for the remote side to close
+// the channel before giving up on a graceful end.
+constexpr auto kSignalGrace = std::chrono::seconds(2);
+
+const char* SignalName(int signo) {
+  switch (signo) {
+    case SIGINT:
+      return "INT";
+    case SIGTERM:
+      return "TERM";
+    case SIGHUP:
+      return "HUP";
+    default:
+      return "TERM";
+  }
+}
+
+// Wakes the loop at one point in time: bounds the wait for a remote side
+// that ignores a forwarded signal.
+class Alarm : public Pollable {
+ public:
+  void Set(TimePoint at) { at_ = at; }
+  bool rang() const { return rang_; }
+  void CollectFds(std::vector<pollfd>*) override {}
+  TimePoint NextWake() const override { return rang_ ? TimePoint::max() : at_; }
+  void OnFdReady(int, short, TimePoint) override {}
+  void OnTimer(TimePoint) override { rang_ = true; }
+
+ private:
+  TimePoint at_ = TimePoint::max();
+  bool rang_ = false;
+};
+
+uint64_t Seed() {
+  // Distinct per process so 128 agents jitter apart.
+  return static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+         static_cast<uint64_t>(WallClockMicros());
+}
+
+}  // namespace
+
+int SignalNumber(const std::string& name) {
+  static const struct {
+    const char* name;
+    int number;
+  } kSignals[] = {{"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT},
+                  {"ILL", SIGILL},   {"ABRT", SIGABRT}, {"FPE", SIGFPE},
+                  {"KILL", SIGKILL}, {"SEGV", SIGSEGV}, {"PIPE", SIGPIPE},
+                  {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"USR1", SIGUSR1},
+                  {"USR2", SIGUSR2}, {"BUS", SIGBUS}};
+  for (const auto& s : kSignals) {
+    if (name == s.name) return s.number;
+  }
+  return 0;
+}
+
+StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
+  Clock* clock = RealClock::Get();
+  K8S_ASSIGN_OR_RETURN(Tracer tracer, Tracer::Open(config.trace_file, clock));
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<SignalWatcher> signals,
+                       SignalWatcher::Create());
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlTransport> transport,
+                       kube::CurlTransport::Create(config.cluster, clock));
+  kube::KubeClient client(transport.get(), config.cluster);
+  std::unique_ptr<ssh::SshConnector> connector =
+      ssh::NewLibssh2Connector(config.ssh, clock);
+
+  EventLoop loop(clock);
+  loop.Add(signals.get());
+  loop.Add(transport.get());
+
+  // Phase 1: every host ready (one in exec mode).
+  uint64_t seed = Seed();
+  std::vector<std::unique_ptr<HostWaiter>> waiters;
+  for (const std::string& host : config.hosts) {
+    StatusOr<HostName> name = ParseHostName(host);
+    if (!name.ok()) return name.status();
+    WaitPolicy policy = config.policy;
+    // A cluster DNS name carries its namespace unless one was configured.
+    if (!name->ns.empty() && policy.ns.empty()) policy.ns = name->ns;
+    if (policy.ns.empty()) policy.ns = config.cluster.ns;
+    policy.ssh_port = config.ssh.port;
+    waiters.push_back(std::make_unique<HostWaiter>(
+        *name, policy, &client, connector.get(), clock, &tracer,
+        seed + 7 * waiters.size()));
+  }
+  for (auto& w : waiters) {
+    loop.Add(w.get());
+    w->Start(clock->Now());
+  }
+  auto all_done = [&] {
+    for (auto& w : waiters) {
+      if (!w->done()) return false;
+    }
+    return true;
+  };
+  K8S_RETURN_IF_ERROR(
+      loop.RunUntil([&] { return all_done() || signals->received() != 0; }));
+  if (signals->received() != 0) {
+    AgentResult r;
+    r.local_signal = signals->received();
+    return r;
+  }
+  LogDebug("API requests: " + std::to_string(client.requests()));
+
+  if (config.wait_only) {
+    int failed = 0;
+    for (size_t i = 0; i < waiters.size(); ++i) {
+      if (waiters[i]->state() == HostWaiter::State::kFailed) {
+        ++failed;
+        LogError(config.hosts[i] + ": " + waiters[i]->status().message());
+      } else {
+        LogInfo(config.hosts[i] + ": ready");
+      }
+    }
+    if (failed > 0) {
+      return FailedPreconditionError(std::to_string(failed) + " of " +
+                                     std::to_string(waiters.size()) +
+                                     " host(s) did not become ready");
+    }
+    return AgentResult();
+  }
+
+  HostWaiter& waiter = *waiters[0];
+  if (waiter.state() == HostWaiter::State::kFailed) return waiter.status();
+  std::unique_ptr<ssh::SshConnection> conn = waiter.TakeConnection();
+  std::string pod = waiter.pod_name();
+  std::string ip = waiter.pod_ip();
+  for (auto& w : waiters) loop.Remove(w.get());
+  waiters.clear();  // Cancels any API call still open: none after launch.
+  loop.Remove(transport.get());
+
+  // Phase 2: run the command on the connection that proved readiness.
+  ssh::StdioFds stdio;
+  if (config.ssh.no_stdin) stdio.in = -1;
+  Status exec = conn->Exec(config.command, stdio);
+  if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
+  tracer.Record(config.hosts[0], pod, "started", ip);
+  loop.Add(conn.get());
+
+  int forwarded = 0;
+  Alarm give_up;
+  loop.Add(&give_up);
+  auto finished = [&] {
+    auto s = conn->state();
+    if (s == ssh::SshConnection::State::kExited ||
+        s == ssh::SshConnection::State::kFailed) {
+      return true;
+    }
+    if (signals->received() != 0 && forwarded == 0) {
+      forwarded = signals->received();
+      LogInfo(config.hosts[0] + ": forwarding SIG" + SignalName(forwarded) +
+              " to the remote command");
+      conn->Signal(SignalName(forwarded));
+      give_up.Set(clock->Now() + kSignalGrace);
+    }
+    return give_up.rang();
+  };
+  K8S_RETURN_IF_ERROR(loop.RunUntil(finished));
+
+  AgentResult result;
+  if (forwarded != 0) {
+    result.local_signal = forwarded;
+    tracer.Record(config.hosts[0], pod, "exited",
+                  std::string("signal ") + SignalName(forwarded));
+    return result;
+  }
+  if (conn->state() == ssh::SshConnection::State::kFailed) {
+    tracer.Record(config.hosts[0], pod, "failed", conn->status().message());
+    return conn->status().WithContext("connection to pod " + pod + " at " + ip);
+  }
+  const ssh::ExitResult& exit = conn->exit_result();
+  result.exit_code = exit.exit_status;
+  result.remote_signal = exit.signal;
+  tracer.Record(config.hosts[0], pod, "exited",
+                exit.signal.empty()
+                    ? "status " + std::to_string(exit.exit_status)
+                    : "signal " + exit.signal);
+  return result;
+}
+
+}  // namespace k8s_agent

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Wires the pods client, the per-host waiters and the SSH session into one
+// event loop: the whole life of one k8s-agent invocation.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_AGENT_H_
+#define K8S_AGENT_PLUGIN_AGENT_AGENT_H_
+
+#include <string>
+#include <vector>
+
+#include "plugin/agent/host_waiter.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/ssh/ssh_options.h"
+
+namespace k8s_agent {
+
+struct AgentConfig {
+  /// One host to run `command` on, or (wait_only) every host to wait for.
+  std::vector<std::string> hosts;
+  std::string command;
+  bool wait_only = false;
+  WaitPolicy policy;
+  kube::ClusterConfig cluster;
+  ssh::ResolvedSshOptions ssh;
+  std::string trace_file;
+};
+
+/// How a run ended, for the launcher to turn into an exit code.
+struct AgentResult {
+  /// The remote exit status (exec mode) or 0 (all hosts ready).
+  int exit_code = 0;
+  /// Non-empty when the remote command died of a signal ("TERM").
+  std::string remote_signal;
+  /// Non-zero when we stopped because we received this signal.
+  int local_signal = 0;
+};
+
+/// Runs the agent: resolve and wait for the host(s), then exec. A non-ok
+/// Status is the agent's own failure (exit 255); its message names the
+/// stage, the reason and the remedy. The host is not repeated in it.
+StatusOr<AgentResult> RunAgent(const AgentConfig& config);
+
+/// Maps a signal name from SSH ("TERM") to its number, 0 if unknown.
+int SignalNumber(const std::string& name);
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_AGENT_H_

@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: Apache-2.0
+// HostWaiter: resolve, follow, probe; see the diagram in host_waiter.h.
+
+#include "plugin/agent/host_waiter.h"
+
+#include <algorithm>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+
+namespace k8s_agent {
+namespace {
+
+// Lists during resolution are paged so a namespace with thousands of pods
+// cannot produce one huge answer.
+constexpr int kListPageSize = 500;
+
+std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
+
+// "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted".
+std::string PodSummary(const kube::Pod& pod) {
+  std::string s = pod.phase.empty() ? "Unknown" : pod.phase;
+  if (!pod.reason.empty()) s += ": " + pod.reason;
+  for (const kube::ContainerStatus& c : pod.containers) {
+    if (!c.waiting_reason.empty()) {
+      s += ": " + c.waiting_reason;
+      break;
+    }
+  }
+  if (!pod.unschedulable_reason.empty()) s += ": " + pod.unschedulable_reason;
+  if (pod.phase == "Running") {
+    s += pod.pod_ip.empty() ? " without an IP" : " at " + pod.pod_ip;
+  }
+  if (pod.deleting) s += " (terminating)";
+  return s;
+}
+
+}  // namespace
+
+std::vector<std::string> DefaultFatalReasons() {
+  return {"ImagePullBackOff",     "ErrImagePull",
+          "InvalidImageName",     "CreateContainerConfigError",
+          "CreateContainerError", "CrashLoopBackOff"};
+}
+
+HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
+                       kube::KubeClient* client, ssh::SshConnector* connector,
+                       Clock* clock, Tracer* tracer, uint64_t seed)
+    : host_(std::move(host)),
+      policy_(std::move(policy)),
+      client_(client),
+      connector_(connector),
+      clock_(clock),
+      tracer_(tracer),
+      seed_(seed),
+      api_backoff_(Backoff::ApiDefaults(), seed),
+      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
+  if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
+}
+
+HostWaiter::~HostWaiter() = default;
+
+std::string HostWaiter::PodRef() const {
+  std::string name = pod_name_.empty() ? host_.original : pod_name_;
+  return "pod " + policy_.ns + "/" + name;
+}
+
+void HostWaiter::Start(TimePoint now) {
+  started_ = now;
+  overall_ = Deadline::After(now, policy_.timeout);
+  next_progress_ = now + policy_.progress_after;
+  NoteState("looking up the pod", now);
+  if (host_.kind == HostName::Kind::kIp) {
+    List(now);
+  } else {
+    Get(now);
+  }
+}
+
+// ---- Resolution -----------------------------------------------------------
+
+void HostWaiter::Get(TimePoint now) {
+  (void)now;
+  state_ = State::kResolving;
+  RetireCall();
+  call_ = client_->GetPod(
+      policy_.ns, pod_name_,
+      [this](StatusOr<kube::Pod> pod) { OnGetDone(std::move(pod)); });
+}
+
+void HostWaiter::List(TimePoint now) {
+  (void)now;
+  state_ = State::kResolving;
+  listing_ = true;
+  kube::ListOptions options;
+  options.label_selector = policy_.label_selector;
+  options.limit = kListPageSize;
+  options.continue_token = listed_.continue_token;
+  RetireCall();
+  call_ = client_->ListPods(
+      policy_.ns, options,
+      [this](StatusOr<kube::PodList> list) { OnListDone(std::move(list)); });
+}
+
+void HostWaiter::RetryApi(const Status& why, TimePoint now) {
+  if (!IsRetryable(why)) {
+    Fail(why.WithContext("looking up " + PodRef()));
+    return;
+  }
+  Duration delay = api_backoff_.Next(now);
+  Duration retry_after = client_->last_retry_after();
+  if (why.code() == Code::kResourceExhausted && retry_after > delay) {
+    delay = retry_after;  // The server said when; don't come back sooner.
+  }
+  LogInfo(host_.original + ": " + why.message() + "; retrying in " +
+          FormatDuration(delay));
+  NoteState("API server: " + why.message(), now);
+  api_retry_at_ = now + delay;
+}
+
+void HostWaiter::OnGetDone(StatusOr<kube::Pod> pod) {
+  TimePoint now = clock_->Now();
+  if (pod.ok()) {
+    api_backoff_.Reset();
+    tracer_->Record(host_.original, pod_name_, "resolved", "by name");
+    std::string rv = pod->resource_version;
+    BeginWaiting(std::move(pod).value(), rv, now);
+    return;
+  }
+  if (pod.status().code() == Code::kNotFound) {
+    // Not created yet, or HOST is a hostname rather than a pod name
+    // (Indexed Jobs, JobSet): one LIST answers both and yields the
+    // resourceVersion to watch from.
+    listed_ = kube::PodList();
+    List(now);
+    return;
+  }
+  RetryApi(pod.status(), now);
+}
+
+void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
+  TimePoint now = clock_->Now();
+  if (!list.ok()) {
+    RetryApi(list.status(), now);
+    return;
+  }
+  api_backoff_.Reset();
+  for (kube::Pod& p : list->items) listed_.items.push_back(std::move(p));
+  listed_.resource_version = list->resource_version;
+  listed_.continue_token = list->continue_token;
+  if (!listed_.continue_token.empty()) {
+    List(now);
+    return;
+  }
+  listing_ = false;
+
+  std::vector<const kube::Pod*> matches;
+  for (const kube::Pod& p : listed_.items) {
+    if (host_.kind == HostName::Kind::kIp) {
+      if (p.pod_ip == host_.ip || std::find(p.pod_ips.begin(), p.pod_ips.end(),
+                                            host_.ip) != p.pod_ips.end()) {
+        matches.push_back(&p);
+      }
+    } else if (p.hostname == host_.pod_name &&
+               (host_.subdomain.empty() || p.subdomain == host_.subdomain)) {
+      matches.push_back(&p);
+    }
+  }
+  if (matches.size() > 1) {
+    std::vector<std::string> names;
+    for (const kube::Pod* p : matches) names.push_back(p->name);
+    Fail(FailedPreconditionError(
+        "host " + Quote(host_.original) + " matches " +
+        std::to_string(matches.size()) + " pods in namespace " + policy_.ns +
+        ": " + Join(names, ", ") +
+        " (use the pod name, or narrow with --selector)"));
+    return;
+  }
+  if (matches.size() == 1) {
+    pod_name_ = matches[0]->name;
+    tracer_->Record(
+        host_.original, pod_name_, "resolved",
+        host_.kind == HostName::Kind::kIp ? "by pod IP" : "by spec.hostname");
+    kube::Pod pod = *matches[0];
+    std::string rv = listed_.resource_version;
+    listed_ = kube::PodList();
+    BeginWaiting(std::move(pod), rv, now);
+    return;
+  }
+  if (host_.kind == HostName::Kind::kIp) {
+    Fail(FailedPreconditionError(
+        "no pod in namespace " + policy_.ns + " has IP " + host_.ip +
+        (policy_.label_selector.empty()
+             ? ""
+             : " and labels " + policy_.label_selector) +
+        " (use pod names in the hostfile, or check --namespace)"));
+    return;
+  }
+  // Not there yet: wait for a pod of that name from the list's version.
+  std::string rv = listed_.resource_version;
+  listed_ = kube::PodList();
+  BeginWaiting(std::nullopt, rv, now);
+}
+
+// ---- Following the pod ------------------------------------------------------
+
+void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
+                              const std::string& rv, TimePoint now) {
+  state_ = State::kWaitingForPod;
+  direct_pod_ = pod;
+  // A usable pod needs no watch at all: one API call for a ready host.
+  if (pod && Usable(*pod) && CheckFatal(*pod).ok()) {
+    Evaluate(now);
+    return;
+  }
+  watcher_ = std::make_unique<kube::PodWatcher>(
+      client_, clock_, policy_.ns, pod_name_,
+      [this] {
+        if (!done()) Evaluate(clock_->Now());
+      },
+      seed_ + 2);
+  watcher_->Start(std::move(pod), rv, now);
+  Evaluate(now);
+}
+
+bool HostWaiter::Usable(const kube::Pod& pod) const {
+  return pod.phase == "Running" && !pod.pod_ip.empty() && !pod.deleting &&
+         (!policy_.require_ready || pod.ready);
+}
+
+Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
+  std::string where = PodRef() + " is " + pod.phase;
+  if (pod.phase == "Failed" || pod.phase == "Succeeded") {
+    std::string detail;
+    if (!pod.reason.empty()) detail += ": " + pod.reason;
+    if (!pod.message.empty()) detail += ": " + pod.message;
+    for (const kube::ContainerStatus& c : pod.containers) {
+      if (!c.terminated_reason.empty()) {
+        detail += "; container " + c.name + " " + c.terminated_reason +
+                  " (exit code " + std::to_string(c.terminated_exit_code) + ")";
+      }
+    }
+    return FailedPreconditionError(
+        where + detail +
+        " (it will never run the command; see kubectl describe pod -n " +
+        policy_.ns + " " + pod.name + ")");
+  }
+  for (const kube::ContainerStatus& c : pod.containers) {
+    if (c.waiting_reason.empty()) continue;
+    if (std::find(policy_.fatal_reasons.begin(), policy_.fatal_reasons.end(),
+                  c.waiting_reason) == policy_.fatal_reasons.end()) {
+      continue;
+    }
+    std::string remedy =
+        "see kubectl describe pod -n " + policy_.ns + " " + pod.name;
+    if (c.waiting_reason == "ImagePullBackOff" ||
+        c.waiting_reason == "ErrImagePull" ||
+        c.waiting_reason == "InvalidImageName") {
+      remedy = "check the image name and pull secrets; " + remedy;
+    }
+    return FailedPreconditionError(
+        where + ": " + (c.init ? "init container " : "container ") + c.name +
+        " is waiting: " + c.waiting_reason +
+        (c.waiting_message.empty() ? "" : ": " + c.waiting_message) + " (" +
+        remedy + ", or change --fail-on-reasons)");
+  }
+  return OkStatus();
+}
+
+void HostWaiter::Evaluate(TimePoint now) {
+  if (done()) return;
+  if (watcher_ && watcher_->state() == kube::PodWatcher::State::kFailed) {
+    Fail(watcher_->error().WithContext("watching " + PodRef()));
+    return;
+  }
+  const std::optional<kube::Pod>& pod =
+      watcher_ ? watcher_->pod() : direct_pod_;
+  if (!pod) {
+    AbortAttempt();
+    if (watcher_ && watcher_->deleted()) {
+      if (deleted_at_ == TimePoint::max()) deleted_at_ = now;
+      NoteState("deleted, waiting for a replacement", now);
+    } else {
+      if (missing_since_ == TimePoint::max()) missing_since_ = now;
+      NoteState("not created yet", now);
+    }
+    return;
+  }
+  deleted_at_ = TimePoint::max();
+  missing_since_ = TimePoint::max();
+
+  Status fatal = CheckFatal(*pod);
+  if (!fatal.ok()) {
+    Fail(fatal);
+    return;
+  }
+  if (!pod->unschedulable_reason.empty() && !said_unschedulable_) {
+    said_unschedulable_ = true;
+    LogWarning(host_.original + ": " + PodRef() + " is " +
+               pod->unschedulable_reason + ": " +
+               Printable(pod->unschedulable_message) +
+               "; still waiting (an autoscaler may add nodes)");
+  }
+  if (!Usable(*pod)) {
+    AbortAttempt();
+    state_ = State::kWaitingForPod;
+    NoteState(PodSummary(*pod), now);
+    return;
+  }
+  if (!running_traced_) {
+    running_traced_ = true;
+    tracer_->Record(host_.original, pod_name_, "pod_running", pod->pod_ip);
+    LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod->pod_ip +
+            " after " + FormatDuration(now - started_));
+  }
+  // A replacement pod (new UID) or a new IP invalidates the probe.
+  if (attempt_ && (attempt_uid_ != pod->uid || attempt_ip_ != pod->pod_ip)) {
+    LogInfo(host_.original + ": " + PodRef() +
+            " changed (replaced or new IP); probing " + pod->pod_ip);
+    AbortAttempt();
+    ssh_retry_at_ = TimePoint::min();
+  }
+  if (attempt_) return;
+  if (now < ssh_retry_at_) {
+    state_ = State::kBackoff;
+    return;
+  }
+  StartAttempt(*pod, now);
+}
+
+// ---- Probing SSH ------------------------------------------------------------
+
+void HostWaiter::StartAttempt(const kube::Pod& pod, TimePoint now) {
+  state_ = State::kProbing;
+  attempt_ip_ = pod.pod_ip;
+  attempt_uid_ = pod.uid;
+  ++ssh_attempts_;
+  if (ssh_failures_ == 0) NoteState(PodSummary(pod) + ", connecting", now);
+  attempt_ =
+      connector_->Connect(pod.pod_ip, policy_.ssh_port, host_.original, now);
+  CheckAttempt(now);
+}
+
+void HostWaiter::AbortAttempt() {
+  // Destroying the connection closes its socket: an attempt against an
+  // old IP or a pod that stopped running is simply abandoned.
+  attempt_.reset();
+}
+
+void HostWaiter::CheckAttempt(TimePoint now) {
+  if (!attempt_) return;
+  switch (attempt_->state()) {
+    case ssh::SshConnection::State::kReady: {
+      state_ = State::kReady;
+      tracer_->Record(host_.original, pod_name_, "ssh_ready",
+                      attempt_ip_ + ":" + std::to_string(policy_.ssh_port) +
+                          " after " + std::to_string(ssh_attempts_) +
+                          " attempt(s)");
+      LogInfo(host_.original + ": ssh to " + attempt_ip_ + " ready after " +
+              FormatDuration(now - started_) + " (" +
+              std::to_string(ssh_attempts_) + " attempt(s))");
+      // No more API traffic for this host once it is ready.
+      RetireWatcher();
+      RetireCall();
+      return;
+    }
+    case ssh::SshConnection::State::kFailed: {
+      Status why = attempt_->status();
+      attempt_.reset();
+      if (!IsRetryable(why)) {
+        Fail(why.WithContext("ssh to " + PodRef() + " at " + attempt_ip_));
+        return;
+      }
+      ++ssh_failures_;
+      last_ssh_error_ = why.message();
+      NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
+      ssh_retry_at_ = now + ssh_backoff_.Next(now);
+      state_ = State::kBackoff;
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+std::unique_ptr<ssh::SshConnection> HostWaiter::TakeConnection() {
+  return std::move(attempt_);
+}
+
+// ---- Loop plumbing ----------------------------------------------------------
+
+void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
+  retired_calls_.clear();
+  retired_watchers_.clear();
+  if (attempt_ && !done()) attempt_->CollectFds(fds);
+}
+
+TimePoint HostWaiter::NextWake() const {
+  if (done()) return TimePoint::max();
+  TimePoint t = std::min({overall_.at(), next_progress_, api_retry_at_});
+  if (watcher_) t = std::min(t, watcher_->NextWake());
+  if (attempt_) t = std::min(t, attempt_->NextWake());
+  if (state_ == State::kBackoff) t = std::min(t, ssh_retry_at_);
+  if (missing_since_ != TimePoint::max() && !said_missing_) {
+    t = std::min(t, missing_since_ + policy_.not_found_grace);
+  }
+  if (deleted_at_ != TimePoint::max()) {
+    t = std::min(t, deleted_at_ + policy_.replacement_grace);
+  }
+  return t;
+}
+
+void HostWaiter::OnFdReady(int fd, short revents, TimePoint now) {
+  if (!attempt_ || done()) return;
+  attempt_->OnFdReady(fd, revents, now);
+  CheckAttempt(now);
+}
+
+void HostWaiter::OnTimer(TimePoint now) {
+  if (done()) return;
+  if (overall_.Expired(now)) {
+    Fail(DeadlineExceededError(
+        "timed out after " + FormatDuration(policy_.timeout) + " waiting for " +
+        PodRef() + ": " + Describe(now) +
+        " (raise --timeout, or see kubectl describe pod -n " + policy_.ns +
+        " " + (pod_name_.empty() ? host_.original : pod_name_) + ")"));
+    return;
+  }
+  if (api_retry_at_ <= now) {
+    api_retry_at_ = TimePoint::max();
+    if (listing_) {
+      List(now);
+    } else {
+      Get(now);
+    }
+    return;
+  }
+  if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
+  if (attempt_ && attempt_->NextWake() <= now) {
+    attempt_->OnTimer(now);
+    CheckAttempt(now);
+    if (done()) return;
+  }
+  if (deleted_at_ != TimePoint::max() &&
+      now - deleted_at_ >= policy_.replacement_grace) {
+    Fail(FailedPreconditionError(
+        PodRef() + " was deleted and not replaced within " +
+        FormatDuration(policy_.replacement_grace) +
+        " (is its controller gone? check kubectl get pods -n " + policy_.ns +
+        ")"));
+    return;
+  }
+  if (missing_since_ != TimePoint::max() && !said_missing_ &&
+      now - missing_since_ >= policy_.not_found_grace) {
+    said_missing_ = true;
+    LogWarning(host_.original + ": " + PodRef() + " does not exist yet after " +
+               FormatDuration(now - started_) +
+               "; still waiting (is the name right?)");
+  }
+  MaybeProgress(now);
+  Evaluate(now);
+}
+
+// ---- Messages ---------------------------------------------------------------
+
+void HostWaiter::NoteState(const std::string& summary, TimePoint now) {
+  if (summary == summary_) return;
+  summary_ = summary;
+  summary_since_ = now;
+  LogDebug(host_.original + ": " + PodRef() + ": " + summary);
+}
+
+void HostWaiter::MaybeProgress(TimePoint now) {
+  if (now < next_progress_) return;
+  next_progress_ = now + policy_.progress_every;
+  LogWarning(host_.original + ": waiting for " + PodRef() + ": " +
+             Describe(now) + " (" + FormatDuration(now - started_) +
+             " so far, timeout " + FormatDuration(policy_.timeout) + ")");
+}
+
+std::string HostWaiter::Describe(TimePoint now) const {
+  std::string s = summary_ + " for " + FormatDuration(now - summary_since_);
+  if (ssh_failures_ > 0 && !attempt_ip_.empty()) {
+    s += "; ssh failed " + std::to_string(ssh_failures_) +
+         " time(s), last: " + last_ssh_error_;
+  }
+  return s;
+}
+
+void HostWaiter::RetireCall() {
+  // Never destroy a call from inside its own callback: park it until the
+  // loop next asks for fds, when no callback is on the stack.
+  if (call_) retired_calls_.push_back(std::move(call_));
+}
+
+void HostWaiter::RetireWatcher() {
+  if (watcher_) retired_watchers_.push_back(std::move(watcher_));
+}
+
+void HostWaiter::Fail(const Status& why) {
+  if (done()) return;
+  state_ = State::kFailed;
+  status_ = why;
+  attempt_.reset();
+  RetireWatcher();
+  RetireCall();
+  tracer_->Record(host_.original, pod_name_, "failed", why.message());
+}
+
+}  // namespace k8s_agent

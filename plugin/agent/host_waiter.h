@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: Apache-2.0
+// The per-host wait: resolve HOST to a pod, follow it until it is Running
+// with an IP, then prove SSH works on that IP. Lazy, level-driven, bounded.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_HOST_WAITER_H_
+#define K8S_AGENT_PLUGIN_AGENT_HOST_WAITER_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plugin/agent/host_name.h"
+#include "plugin/agent/trace.h"
+#include "plugin/base/backoff.h"
+#include "plugin/base/event_loop.h"
+#include "plugin/kube/kube_client.h"
+#include "plugin/kube/pod_watcher.h"
+#include "plugin/ssh/ssh_client.h"
+
+namespace k8s_agent {
+
+/// The container waiting reasons that mean "this pod will not start
+/// without a human": the default for --fail-on-reasons.
+std::vector<std::string> DefaultFatalReasons();
+
+struct WaitPolicy {
+  std::string ns;              ///< Namespace to look in.
+  std::string label_selector;  ///< --selector: narrows hostname/IP lookups.
+  Duration timeout = std::chrono::minutes(10);  ///< The whole wait.
+  bool require_ready = false;  ///< --wait-for ready: also condition Ready.
+  std::vector<std::string> fatal_reasons = DefaultFatalReasons();
+  int ssh_port = 22;
+  /// Say once that the pod does not exist after this long: a typo in a
+  /// hostfile otherwise looks exactly like a slow scheduler.
+  Duration not_found_grace = std::chrono::seconds(10);
+  /// A deleted pod that no controller recreates within this long is gone.
+  Duration replacement_grace = std::chrono::seconds(30);
+  /// First progress line after this long, then at most every
+  /// `progress_every`: enough to see a stuck launch, never a flood from
+  /// 128 agents.
+  Duration progress_after = std::chrono::seconds(5);
+  Duration progress_every = std::chrono::seconds(30);
+};
+
+/// One host's wait, driven by the event loop.
+///
+///   kResolving --GET 200--------------------------+
+///       | 404: LIST, match spec.hostname           |
+///       v                                          v
+///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
+///       | Running + IP (+ Ready)                   |
+///       v                                          |
+///   kProbing --refused/reset/timeout--> kBackoff --+ (20 ms .. 500 ms)
+///       | connected, host key ok, authenticated
+///       v
+///   kReady (the connection is handed over: one handshake per host)
+///
+///   Any state --> kFailed: Failed/Succeeded phase, a fatal container
+///   reason, deleted and not replaced, RBAC/TLS errors, host key
+///   mismatch, auth rejected, or the overall timeout (the message names
+///   the last state seen).
+///
+/// Readiness is a level check on the latest snapshot, never an edge: a
+/// pod that stops being usable aborts the probe in flight, and a pod
+/// replaced under the same name (new UID or IP) restarts it.
+class HostWaiter : public Pollable {
+ public:
+  enum class State {
+    kResolving,
+    kWaitingForPod,
+    kProbing,
+    kBackoff,
+    kReady,
+    kFailed
+  };
+
+  HostWaiter(HostName host, WaitPolicy policy, kube::KubeClient* client,
+             ssh::SshConnector* connector, Clock* clock, Tracer* tracer,
+             uint64_t seed);
+  ~HostWaiter() override;
+
+  void Start(TimePoint now);
+
+  State state() const { return state_; }
+  bool done() const {
+    return state_ == State::kReady || state_ == State::kFailed;
+  }
+  /// kFailed: what went wrong, with the stage and what to do.
+  const Status& status() const { return status_; }
+  /// The pod HOST resolved to (empty until known).
+  const std::string& pod_name() const { return pod_name_; }
+  const std::string& pod_ip() const { return attempt_ip_; }
+  int ssh_attempts() const { return ssh_attempts_; }
+  /// kReady: the authenticated connection, ready for Exec().
+  std::unique_ptr<ssh::SshConnection> TakeConnection();
+
+  void CollectFds(std::vector<pollfd>* fds) override;
+  TimePoint NextWake() const override;
+  void OnFdReady(int fd, short revents, TimePoint now) override;
+  void OnTimer(TimePoint now) override;
+
+ private:
+  void Get(TimePoint now);
+  void List(TimePoint now);
+  void OnGetDone(StatusOr<kube::Pod> pod);
+  void OnListDone(StatusOr<kube::PodList> list);
+  void RetryApi(const Status& why, TimePoint now);
+  void BeginWaiting(std::optional<kube::Pod> pod, const std::string& rv,
+                    TimePoint now);
+  void Evaluate(TimePoint now);
+  Status CheckFatal(const kube::Pod& pod) const;
+  bool Usable(const kube::Pod& pod) const;
+  void StartAttempt(const kube::Pod& pod, TimePoint now);
+  void AbortAttempt();
+  void CheckAttempt(TimePoint now);
+  void NoteState(const std::string& summary, TimePoint now);
+  void MaybeProgress(TimePoint now);
+  void Fail(const Status& why);
+  void RetireCall();
+  void RetireWatcher();
+  std::string Describe(TimePoint now) const;
+  std::string PodRef() const;
+
+  HostName host_;
+  WaitPolicy policy_;
+  kube::KubeClient* client_;
+  ssh::SshConnector* connector_;
+  Clock* clock_;
+  Tracer* tracer_;
+  uint64_t seed_;
+
+  State state_ = State::kResolving;
+  Status status_;
+  std::string pod_name_;
+  TimePoint started_{};
+  Deadline overall_ = Deadline::Infinite();
+
+  // Resolution (GET, then LIST on 404).
+  kube::ApiCall call_;
+  std::vector<kube::ApiCall> retired_calls_;
+  Backoff api_backoff_;
+  TimePoint api_retry_at_ = TimePoint::max();
+  bool listing_ = false;
+  kube::PodList listed_;  // Pages accumulated so far.
+
+  // Following the pod.
+  std::unique_ptr<kube::PodWatcher> watcher_;
+  std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
+  std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
+  bool running_traced_ = false;
+  TimePoint missing_since_ = TimePoint::max();
+  bool said_missing_ = false;
+  bool said_unschedulable_ = false;
+  TimePoint deleted_at_ = TimePoint::max();
+
+  // Probing SSH.
+  std::unique_ptr<ssh::SshConnection> attempt_;
+  std::string attempt_ip_;
+  std::string attempt_uid_;
+  Backoff ssh_backoff_;
+  TimePoint ssh_retry_at_ = TimePoint::min();
+  int ssh_attempts_ = 0;
+  int ssh_failures_ = 0;
+  std::string last_ssh_error_;
+
+  // What a human is told while waiting and on timeout.
+  std::string summary_;
+  TimePoint summary_since_{};
+  TimePoint next_progress_ = TimePoint::max();
+};
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_HOST_WAITER_H_

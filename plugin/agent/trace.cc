@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tracer: JSON lines with monotonic and wall timestamps.
+
+#include "plugin/agent/trace.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <nlohmann/json.hpp>
+
+namespace k8s_agent {
+
+StatusOr<Tracer> Tracer::Open(const std::string& path, Clock* clock) {
+  Tracer t;
+  t.clock_ = clock;
+  if (path.empty()) return t;
+  int fd =
+      ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return ErrnoError("--trace " + path, errno)
+        .WithContext("cannot open trace file");
+  }
+  t.fd_.reset(fd);
+  return t;
+}
+
+void Tracer::Record(const std::string& host, const std::string& pod,
+                    const std::string& event, const std::string& detail) {
+  if (!fd_.valid()) return;
+  nlohmann::json j;
+  j["host"] = host;
+  j["pod"] = pod;
+  j["event"] = event;
+  j["t_mono_us"] = std::chrono::duration_cast<std::chrono::microseconds>(
+                       clock_->Now().time_since_epoch())
+                       .count();
+  j["t_wall_us"] = WallClockMicros();
+  j["pid"] = static_cast<int>(::getpid());
+  if (!detail.empty()) j["detail"] = detail;
+  // Replace invalid UTF-8 instead of throwing: details may quote a server.
+  std::string line =
+      j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  // One write: O_APPEND makes it land whole at the end of the file.
+  ssize_t n = ::write(fd_.get(), line.data(), line.size());
+  (void)n;  // Tracing is best effort; never fail a launch for it.
+}
+
+}  // namespace k8s_agent

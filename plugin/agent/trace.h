@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: Apache-2.0
+// --trace: one JSON line per phase per host, appended atomically.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_TRACE_H_
+#define K8S_AGENT_PLUGIN_AGENT_TRACE_H_
+
+#include <string>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/status.h"
+#include "plugin/base/unique_fd.h"
+
+namespace k8s_agent {
+
+/// Appends trace records such as
+///   {"host":"w-1","pod":"w-1","event":"ssh_ready","t_mono_us":...,
+///    "t_wall_us":...,"pid":123,"detail":"10.233.0.11:22 after 3 attempts"}
+/// Each record is one write(2) on an O_APPEND fd, so the many agents of
+/// one mpirun can share a file without tearing lines. A disabled tracer
+/// (no file) costs nothing.
+class Tracer {
+ public:
+  Tracer() = default;
+  /// Opens (creating) `path` for appending; empty path = disabled.
+  static StatusOr<Tracer> Open(const std::string& path, Clock* clock);
+
+  void Record(const std::string& host, const std::string& pod,
+              const std::string& event, const std::string& detail = "");
+
+  bool enabled() const { return fd_.valid(); }
+
+ private:
+  UniqueFd fd_;
+  Clock* clock_ = nullptr;
+};
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_TRACE_H_

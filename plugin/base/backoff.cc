@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// Backoff: exponential growth with half jitter.
+
+#include "plugin/base/backoff.h"
+
+#include <algorithm>
+
+namespace k8s_agent {
+
+Backoff::Params Backoff::ApiDefaults() {
+  return {milliseconds(800), seconds(30), seconds(120)};
+}
+
+Backoff::Params Backoff::SshProbeDefaults() {
+  return {milliseconds(20), milliseconds(500), seconds(30)};
+}
+
+Backoff::Backoff(Params params, uint64_t seed)
+    : params_(params), rng_(seed), ceiling_(params.initial) {}
+
+Duration Backoff::Next(TimePoint now) {
+  if (failures_ > 0 && now - last_failure_ >= params_.reset_after) Reset();
+  Duration ceiling = ceiling_;
+  ceiling_ = std::min(params_.max, ceiling_ * 2);
+  last_failure_ = now;
+  ++failures_;
+  auto hi = ceiling.count();
+  std::uniform_int_distribution<Duration::rep> dist(hi / 2, hi);
+  return Duration(dist(rng_));
+}
+
+void Backoff::Reset() {
+  ceiling_ = params_.initial;
+  failures_ = 0;
+}
+
+}  // namespace k8s_agent

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Exponential backoff with full jitter and reset after a quiet period.
+
+#ifndef K8S_AGENT_PLUGIN_BASE_BACKOFF_H_
+#define K8S_AGENT_PLUGIN_BASE_BACKOFF_H_
+
+#include <cstdint>
+#include <random>
+
+#include "plugin/base/clock.h"
+
+namespace k8s_agent {
+
+/// Delay policy between retries. Each Next() doubles the ceiling (up to
+/// max) and returns a random delay in [ceiling/2, ceiling]: half jitter
+/// keeps 128 agents from retrying in lockstep while never retrying at 0.
+class Backoff {
+ public:
+  struct Params {
+    Duration initial;
+    Duration max;
+    /// With no failure for this long, start again from `initial`.
+    Duration reset_after;
+  };
+
+  /// The API server policy, client-go's reflector defaults: 800 ms doubling
+  /// to 30 s, which caps a broken server's load at ~0.03 QPS per agent.
+  static Params ApiDefaults();
+  /// The SSH probe policy: sshd usually starts within tens of milliseconds
+  /// of the pod turning Running, so begin at 20 ms and cap at 500 ms.
+  static Params SshProbeDefaults();
+
+  Backoff(Params params, uint64_t seed);
+
+  /// Returns the delay before the next attempt.
+  Duration Next(TimePoint now);
+  void Reset();
+  int failures() const { return failures_; }
+
+ private:
+  Params params_;
+  std::mt19937_64 rng_;
+  Duration ceiling_;
+  TimePoint last_failure_{};
+  int failures_ = 0;
+};
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_BASE_BACKOFF_H_

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Line-atomic stderr logging.
+
+#include "plugin/base/log.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace k8s_agent {
+namespace {
+
+LogLevel g_level = LogLevel::kWarning;
+int g_fd = 2;
+
+}  // namespace
+
+void SetLogLevel(LogLevel level) { g_level = level; }
+LogLevel GetLogLevel() { return g_level; }
+bool LogEnabled(LogLevel level) { return level <= g_level; }
+void SetLogFd(int fd) { g_fd = fd; }
+
+void Log(LogLevel level, const std::string& message) {
+  if (!LogEnabled(level)) return;
+  std::string line = "k8s-agent: ";
+  line += message;
+  line += '\n';
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(g_fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // Nowhere left to report to.
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+}  // namespace k8s_agent

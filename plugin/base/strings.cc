@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: Apache-2.0
+// String helpers, duration parsing and file reading.
+
+#include "plugin/base/strings.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+
+#include "plugin/base/unique_fd.h"
+
+namespace k8s_agent {
+
+std::string Join(const std::vector<std::string>& words, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < words.size(); ++i) {
+    if (i > 0) out += sep;
+    out += words[i];
+  }
+  return out;
+}
+
+std::vector<std::string> Split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.emplace_back(s.substr(start));
+      return out;
+    }
+    out.emplace_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::string_view Trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+StatusOr<Duration> ParseDuration(std::string_view text) {
+  std::string_view s = Trim(text);
+  auto bad = [&] {
+    return InvalidArgumentError("invalid duration \"" + Printable(text) +
+                                "\" (use e.g. 30s, 10m, 1h30m, 250ms)");
+  };
+  if (s.empty()) return bad();
+  double total_ns = 0;
+  size_t i = 0;
+  bool bare = true;
+  while (i < s.size()) {
+    size_t start = i;
+    while (i < s.size() &&
+           (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.'))
+      ++i;
+    if (i == start) return bad();
+    std::string number(s.substr(start, i - start));
+    char* end = nullptr;
+    double value = std::strtod(number.c_str(), &end);
+    if (end == nullptr || *end != '\0' || !std::isfinite(value)) return bad();
+    size_t unit_start = i;
+    while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) ++i;
+    std::string_view unit = s.substr(unit_start, i - unit_start);
+    double scale;
+    if (unit.empty()) {
+      if (!bare || i != s.size()) return bad();
+      scale = 1e9;  // A bare number is seconds, as ssh's ConnectTimeout.
+    } else if (unit == "ns") {
+      scale = 1;
+    } else if (unit == "us") {
+      scale = 1e3;
+    } else if (unit == "ms") {
+      scale = 1e6;
+    } else if (unit == "s") {
+      scale = 1e9;
+    } else if (unit == "m") {
+      scale = 60e9;
+    } else if (unit == "h") {
+      scale = 3600e9;
+    } else {
+      return bad();
+    }
+    bare = false;
+    total_ns += value * scale;
+  }
+  // Durations beyond a year are a typo, not a wish.
+  if (total_ns > 365.0 * 24 * 3600e9) return bad();
+  return std::chrono::duration_cast<Duration>(
+      std::chrono::nanoseconds(static_cast<int64_t>(total_ns)));
+}
+
+std::string FormatDuration(Duration d) {
+  double ms = ToMillis(d);
+  char buf[64];
+  if (ms < 1000) {
+    std::snprintf(buf, sizeof(buf), "%.0fms", ms);
+  } else if (ms < 60000) {
+    std::snprintf(buf, sizeof(buf), "%.1fs", ms / 1000);
+  } else {
+    long total_s = static_cast<long>(ms / 1000);
+    if (total_s < 3600) {
+      std::snprintf(buf, sizeof(buf), "%ldm%lds", total_s / 60, total_s % 60);
+    } else {
+      std::snprintf(buf, sizeof(buf), "%ldh%ldm", total_s / 3600,
+                    (total_s % 3600) / 60);
+    }
+  }
+  return buf;
+}
+
+StatusOr<int> ParseInt(std::string_view text) {
+  std::string_view s = Trim(text);
+  if (s.empty() || s.size() > 9) {
+    return InvalidArgumentError("invalid number \"" + Printable(text) + "\"");
+  }
+  int value = 0;
+  for (char c : s) {
+    if (!std::isdigit(static_cast<unsigned char>(c))) {
+      return InvalidArgumentError("invalid number \"" + Printable(text) + "\"");
+    }
+    value = value * 10 + (c - '0');
+  }
+  return value;
+}
+
+std::string Printable(std::string_view s, size_t max_len) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (out.size() >= max_len) {
+      out += "...";
+      break;
+    }
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
+StatusOr<std::string> ReadFileToString(const std::string& path,
+                                       size_t max_bytes) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("open " + path, errno);
+  std::string out;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError("read " + path, errno);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > max_bytes) {
+      return ResourceExhaustedError(path + ": larger than " +
+                                    std::to_string(max_bytes) + " bytes");
+    }
+  }
+  return out;
+}
+
+}  // namespace k8s_agent

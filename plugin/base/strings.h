@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// Small string helpers shared by the parsers.
+
+#ifndef K8S_AGENT_PLUGIN_BASE_STRINGS_H_
+#define K8S_AGENT_PLUGIN_BASE_STRINGS_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/status.h"
+
+namespace k8s_agent {
+
+std::string Join(const std::vector<std::string>& words, std::string_view sep);
+std::vector<std::string> Split(std::string_view s, char sep);
+std::string_view Trim(std::string_view s);
+bool StartsWith(std::string_view s, std::string_view prefix);
+bool EndsWith(std::string_view s, std::string_view suffix);
+std::string ToLower(std::string_view s);
+
+/// Parses a Go-style duration ("10m", "1h30m", "250ms", "1.5s"); a bare
+/// number is seconds, as in ssh's ConnectTimeout. Negative values and
+/// garbage are kInvalidArgument.
+StatusOr<Duration> ParseDuration(std::string_view text);
+
+/// "1.2s", "350ms", "10m0s": the inverse of ParseDuration, for messages.
+std::string FormatDuration(Duration d);
+
+/// Parses a non-negative decimal integer that fits in int.
+StatusOr<int> ParseInt(std::string_view text);
+
+/// Makes arbitrary bytes safe to print in one log line: control bytes
+/// become \xNN. Used on anything a server or user sent us.
+std::string Printable(std::string_view s, size_t max_len = 256);
+
+/// Reads a whole file; kNotFound / kPermissionDenied name the path.
+StatusOr<std::string> ReadFileToString(const std::string& path,
+                                       size_t max_bytes = 16 << 20);
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_BASE_STRINGS_H_

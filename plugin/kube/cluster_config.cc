@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: Apache-2.0
+// LoadClusterConfig: flags over kubeconfig over in-cluster service account.
+
+#include "plugin/kube/cluster_config.h"
+
+#include <sys/stat.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+
+namespace k8s_agent::kube {
+namespace {
+
+// The in-cluster DNS name of the API server, for agents started where the
+// service-account files exist but the service environment is gone (orted
+// spawned under sshd on a worker has a clean environment).
+constexpr char kInClusterServer[] = "https://kubernetes.default.svc";
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string Env(const InClusterSource& source, const std::string& key) {
+  auto it = source.env.find(key);
+  return it == source.env.end() ? std::string() : it->second;
+}
+
+StatusOr<std::string> Base64Decode(std::string_view in, const char* field) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+' || c == '-') return 62;
+    if (c == '/' || c == '_') return 63;
+    return -1;
+  };
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
+    int v = value(c);
+    if (v < 0) {
+      return InvalidArgumentError(std::string(field) + ": invalid base64");
+    }
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  return out;
+}
+
+// kubeconfig paths are relative to the file that names them.
+std::string Resolve(const std::string& dir, const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  return dir + "/" + path;
+}
+
+std::string Scalar(const YAML::Node& node, const char* key) {
+  if (!node.IsMap()) return "";
+  YAML::Node v = node[key];
+  if (!v || !v.IsScalar()) return "";
+  return v.as<std::string>();
+}
+
+// Finds {name: NAME, <kind>: {...}} in a kubeconfig list.
+YAML::Node Named(const YAML::Node& list, const std::string& name,
+                 const char* kind) {
+  if (!list.IsSequence()) return YAML::Node();
+  for (const YAML::Node& entry : list) {
+    if (Scalar(entry, "name") == name && entry[kind] && entry[kind].IsMap()) {
+      return entry[kind];
+    }
+  }
+  return YAML::Node();
+}
+
+struct Kubeconfig {
+  ClusterConfig config;
+  std::string ns;
+};
+
+StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
+  std::string dir = ".";
+  if (auto slash = path.rfind('/'); slash != std::string::npos) {
+    dir = slash == 0 ? "/" : path.substr(0, slash);
+  }
+  auto text = ReadFileToString(path);
+  if (!text.ok()) return text.status().WithContext("kubeconfig");
+  Kubeconfig out;
+  ClusterConfig& c = out.config;
+  // yaml-cpp reports errors by throwing; nothing escapes this function.
+  try {
+    YAML::Node root = YAML::Load(*text);
+    std::string context_name = Scalar(root, "current-context");
+    if (context_name.empty()) {
+      return FailedPreconditionError("kubeconfig " + path +
+                                     ": no current-context");
+    }
+    YAML::Node context = Named(root["contexts"], context_name, "context");
+    if (!context) {
+      return FailedPreconditionError("kubeconfig " + path + ": context \"" +
+                                     context_name + "\" not found");
+    }
+    out.ns = Scalar(context, "namespace");
+    std::string cluster_name = Scalar(context, "cluster");
+    YAML::Node cluster = Named(root["clusters"], cluster_name, "cluster");
+    if (!cluster) {
+      return FailedPreconditionError("kubeconfig " + path + ": cluster \"" +
+                                     cluster_name + "\" not found");
+    }
+    c.server = Scalar(cluster, "server");
+    c.ca_file = Resolve(dir, Scalar(cluster, "certificate-authority"));
+    std::string ca_data = Scalar(cluster, "certificate-authority-data");
+    if (!ca_data.empty()) {
+      K8S_ASSIGN_OR_RETURN(c.ca_pem,
+                           Base64Decode(ca_data, "certificate-authority-data"));
+      c.ca_file.clear();
+    }
+    c.insecure_skip_tls_verify =
+        Scalar(cluster, "insecure-skip-tls-verify") == "true";
+
+    std::string user_name = Scalar(context, "user");
+    YAML::Node user = Named(root["users"], user_name, "user");
+    if (user) {
+      c.token = Scalar(user, "token");
+      c.token_file = Resolve(dir, Scalar(user, "tokenFile"));
+      if (!c.token.empty()) c.token_file.clear();
+      c.client_cert_file = Resolve(dir, Scalar(user, "client-certificate"));
+      c.client_key_file = Resolve(dir, Scalar(user, "client-key"));
+      std::string cert_data = Scalar(user, "client-certificate-data");
+      std::string key_data = Scalar(user, "client-key-data");
+      if (!cert_data.empty()) {
+        K8S_ASSIGN_OR_RETURN(
+            c.client_cert_pem,
+            Base64Decode(cert_data, "client-certificate-data"));
+        c.client_cert_file.clear();
+      }
+      if (!key_data.empty()) {
+        K8S_ASSIGN_OR_RETURN(c.client_key_pem,
+                             Base64Decode(key_data, "client-key-data"));
+        c.client_key_file.clear();
+      }
+      bool has_credentials = !c.token.empty() || !c.token_file.empty() ||
+                             !c.client_cert_file.empty() ||
+                             !c.client_cert_pem.empty();
+      if (!has_credentials && (user["exec"] || user["auth-provider"])) {
+        return FailedPreconditionError(
+            "kubeconfig " + path + ": user \"" + user_name +
+            "\" uses an exec/auth-provider plugin, which k8s-agent does not "
+            "run; use a token, tokenFile or client certificate");
+      }
+    }
+    c.source = "kubeconfig " + path + " context " + context_name;
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError("kubeconfig " + path + ": " +
+                                Printable(e.what()));
+  }
+  return out;
+}
+
+StatusOr<std::string> NormalizeServer(std::string server,
+                                      const std::string& source) {
+  server = std::string(Trim(server));
+  while (!server.empty() && server.back() == '/') server.pop_back();
+  if (server.find("://") == std::string::npos) server = "https://" + server;
+  if (!StartsWith(server, "https://")) {
+    // TLS is always verified; a plain-http server would bypass that.
+    return InvalidArgumentError("API server \"" + Printable(server) +
+                                "\" from " + source +
+                                " must use https:// (TLS is required)");
+  }
+  return server;
+}
+
+}  // namespace
+
+StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
+                                          const InClusterSource& in_cluster) {
+  std::vector<std::string> tried;
+  ClusterConfig config;
+  bool from_kubeconfig = false;
+  std::string kubeconfig_ns;
+
+  // 2. kubeconfig: an explicit path must work; $KUBECONFIG entries that do
+  // not exist are skipped, as kubectl does.
+  std::vector<std::string> candidates;
+  bool explicit_kubeconfig = !overrides.kubeconfig.empty();
+  if (explicit_kubeconfig) {
+    candidates.push_back(overrides.kubeconfig);
+  } else {
+    for (const std::string& p : Split(Env(in_cluster, "KUBECONFIG"), ':')) {
+      if (!p.empty()) candidates.push_back(p);
+    }
+  }
+  if (candidates.empty()) tried.push_back("--kubeconfig/$KUBECONFIG (not set)");
+  for (const std::string& path : candidates) {
+    if (!explicit_kubeconfig && !FileExists(path)) {
+      tried.push_back("kubeconfig " + path + " (no such file)");
+      continue;
+    }
+    auto kc = ParseKubeconfig(path);
+    if (!kc.ok()) return kc.status();
+    config = std::move(kc->config);
+    kubeconfig_ns = kc->ns;
+    from_kubeconfig = true;
+    break;
+  }
+
+  // 3. In-cluster service account.
+  std::string sa_ns;
+  if (!from_kubeconfig) {
+    std::string token_path = in_cluster.sa_dir + "/token";
+    std::string ca_path = in_cluster.sa_dir + "/ca.crt";
+    std::string host = Env(in_cluster, "KUBERNETES_SERVICE_HOST");
+    std::string port = Env(in_cluster, "KUBERNETES_SERVICE_PORT");
+    bool have_sa = FileExists(token_path);
+    if (!host.empty()) {
+      if (host.find(':') != std::string::npos && host[0] != '[') {
+        host = "[" + host + "]";  // IPv6 literal.
+      }
+      config.server = "https://" + host + ":" + (port.empty() ? "443" : port);
+    } else if (have_sa) {
+      config.server = kInClusterServer;
+    }
+    if (!config.server.empty()) {
+      if (have_sa) config.token_file = token_path;
+      if (FileExists(ca_path)) config.ca_file = ca_path;
+      config.source = "in-cluster service account";
+      auto ns = ReadFileToString(in_cluster.sa_dir + "/namespace", 4096);
+      if (ns.ok()) sa_ns = std::string(Trim(*ns));
+    } else {
+      tried.push_back("in-cluster (KUBERNETES_SERVICE_HOST not set, no " +
+                      token_path + ")");
+    }
+  }
+
+  // 1. Flags override single fields of whatever was found.
+  if (!overrides.server.empty()) {
+    config.source =
+        config.server.empty() ? "flags" : config.source + " + flags";
+    config.server = overrides.server;
+  }
+  if (!overrides.token_file.empty()) {
+    config.token_file = overrides.token_file;
+    config.token.clear();
+  }
+  if (!overrides.certificate_authority.empty()) {
+    config.ca_file = overrides.certificate_authority;
+    config.ca_pem.clear();
+    config.insecure_skip_tls_verify = false;  // An explicit CA wins.
+  }
+  if (config.server.empty()) {
+    tried.insert(tried.begin(), "--server (not set)");
+    return FailedPreconditionError(
+        "no Kubernetes API server configured; tried: " + Join(tried, "; "));
+  }
+  K8S_ASSIGN_OR_RETURN(config.server,
+                       NormalizeServer(config.server, config.source));
+
+  config.ns = !overrides.ns.empty()    ? overrides.ns
+              : !kubeconfig_ns.empty() ? kubeconfig_ns
+              : !sa_ns.empty()         ? sa_ns
+                                       : "default";
+  if (config.insecure_skip_tls_verify) {
+    LogWarning(config.source +
+               " sets insecure-skip-tls-verify: the API server's certificate "
+               "is NOT verified");
+  }
+  return config;
+}
+
+}  // namespace k8s_agent::kube

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: Apache-2.0
+// HttpTransport over one libcurl multi handle whose sockets join our poll loop.
+
+#ifndef K8S_AGENT_PLUGIN_KUBE_CURL_TRANSPORT_H_
+#define K8S_AGENT_PLUGIN_KUBE_CURL_TRANSPORT_H_
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/event_loop.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/kube/curl_handles.h"
+#include "plugin/kube/http.h"
+
+namespace k8s_agent::kube {
+
+/// The production transport. One CURLM keeps the connection cache, so a
+/// GET and the WATCH after it share one TLS connection. curl's sockets and
+/// timer are exposed through Pollable (CURLMOPT_SOCKETFUNCTION and
+/// CURLMOPT_TIMERFUNCTION + curl_multi_socket_action): register the
+/// transport with the EventLoop. Sinks are called from OnFdReady/OnTimer,
+/// after curl has returned, never from inside a libcurl callback.
+///
+/// The transport must outlive every HttpCall it returned.
+class CurlTransport : public HttpTransport, public Pollable {
+ public:
+  /// Checks the CA, client certificate and token files are readable and
+  /// sets up the multi handle. TLS is verified unless the kubeconfig said
+  /// insecure-skip-tls-verify.
+  static StatusOr<std::unique_ptr<CurlTransport>> Create(
+      const ClusterConfig& config, Clock* clock);
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  std::unique_ptr<HttpCall> Start(const HttpRequest& request,
+                                  HttpSink* sink) override;
+  /// The next request re-reads the token file even if it looks unchanged.
+  void InvalidateToken() override;
+
+  void CollectFds(std::vector<pollfd>* fds) override;
+  TimePoint NextWake() const override;
+  void OnFdReady(int fd, short revents, TimePoint now) override;
+  void OnTimer(TimePoint now) override;
+
+  /// Requests in flight (tests, leak checks).
+  size_t active_requests() const { return transfers_.size(); }
+  /// New TCP connections opened by completed requests (CURLINFO_NUM_CONNECTS
+  /// summed); tests use it to prove connection reuse.
+  long connections_opened() const { return connections_opened_; }
+  /// Sockets curl currently wants polled.
+  size_t sockets() const { return sockets_.size(); }
+
+  /// The total limit of a non-streaming request.
+  static constexpr int kRequestTimeoutMs = 30000;
+  static constexpr int kConnectTimeoutMs = 10000;
+
+ private:
+  struct Transfer;
+  class Call;
+
+  CurlTransport(const ClusterConfig& config, Clock* clock);
+  Status Init();
+  StatusOr<std::string> CurrentToken();
+  Status Configure(Transfer* t, const HttpRequest& request,
+                   const std::string& token);
+  void Cancel(uint64_t id);
+  void SocketAction(int fd, int mask);
+  void ReadCompletions();
+  void CheckIdle(TimePoint now);
+  void Deliver();
+  Status MapCurlError(CURLcode code, const Transfer& t) const;
+
+  static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
+                      void* socket_data);
+  static int OnTimerSet(CURLM* multi, long timeout_ms, void* self);
+  static size_t OnWrite(char* data, size_t size, size_t n, void* t);
+  static size_t OnHeader(char* data, size_t size, size_t n, void* t);
+
+  ClusterConfig config_;
+  Clock* clock_;
+  CurlMulti multi_;
+  std::map<int, short> sockets_;  // fd -> POLLIN/POLLOUT wanted by curl.
+  TimePoint timer_at_ = TimePoint::max();
+  std::map<uint64_t, std::unique_ptr<Transfer>> transfers_;
+  uint64_t next_id_ = 1;
+  uint64_t delivering_ = 0;  // Transfer whose sink is being called.
+  bool needs_delivery_ = false;
+  long connections_opened_ = 0;
+
+  // Bearer token cache, keyed by the file's identity so a rotated
+  // (rewritten or re-linked) file is re-read.
+  std::string token_;
+  bool token_valid_ = false;
+  ino_t token_ino_ = 0;
+  off_t token_size_ = -1;
+  int64_t token_mtime_ns_ = -1;
+};
+
+}  // namespace k8s_agent::kube
+
+#endif  // K8S_AGENT_PLUGIN_KUBE_CURL_TRANSPORT_H_

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: Apache-2.0
+// KubeClient: request building, response buffering and error mapping.
+
+#include "plugin/kube/kube_client.h"
+
+#include <algorithm>
+#include <cctype>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "plugin/base/strings.h"
+#include "plugin/kube/api_status.h"
+#include "plugin/kube/watch_decoder.h"
+
+namespace k8s_agent::kube {
+namespace {
+
+constexpr char kAcceptHeader[] = "Accept: application/json";
+constexpr char kUserAgentHeader[] = "User-Agent: k8s-agent/0.1";
+// A list of a few thousand pods is a few MiB; anything past this is wrong.
+constexpr size_t kMaxBodyBytes = 64u << 20;
+// An error body is a small Status object; keep only its beginning.
+constexpr size_t kMaxErrorBodyBytes = 64u << 10;
+// The client-side idle limit of a watch exceeds the server's own
+// timeoutSeconds by this much, so a healthy watch always ends server-side.
+constexpr int kWatchIdleSlackSeconds = 30;
+// Without timeoutSeconds the server picks 30-60 min; bookmarks arrive
+// about every minute, so ten quiet minutes mean a dead connection.
+constexpr int kDefaultWatchIdleSeconds = 600;
+
+// Percent-encodes all but RFC 3986 unreserved characters, so selectors
+// like "metadata.name=w0" become "metadata.name%3Dw0".
+std::string Escape(std::string_view value) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : value) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+class Query {
+ public:
+  void Add(const char* key, const std::string& value) {
+    if (value.empty()) return;
+    text_ += text_.empty() ? '?' : '&';
+    text_ += key;
+    text_ += '=';
+    text_ += Escape(value);
+  }
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+std::string PodsPath(const std::string& ns) {
+  return "/api/v1/namespaces/" + Escape(ns) + "/pods";
+}
+
+HttpRequest MakeGet(std::string path) {
+  HttpRequest request;
+  request.method = "GET";
+  request.path = std::move(path);
+  request.headers = {kAcceptHeader, kUserAgentHeader};
+  return request;
+}
+
+}  // namespace
+
+// Collects a whole (bounded) body, then hands it to `done_` once.
+class KubeClient::BufferedCall : public HttpCall, public HttpSink {
+ public:
+  BufferedCall(KubeClient* client, const char* verb, std::string ns,
+               std::function<void(StatusOr<std::string>)> done)
+      : client_(client),
+        verb_(verb),
+        ns_(std::move(ns)),
+        done_(std::move(done)) {}
+  ~BufferedCall() override { inner_.reset(); }
+
+  void set_inner(std::unique_ptr<HttpCall> inner) { inner_ = std::move(inner); }
+
+  void OnHeaders(int http_status,
+                 const std::map<std::string, std::string>& headers) override {
+    http_status_ = http_status;
+    headers_ = headers;
+  }
+  void OnData(std::string_view bytes) override {
+    size_t limit = Ok() ? kMaxBodyBytes : kMaxErrorBodyBytes;
+    if (body_.size() + bytes.size() > limit) {
+      if (Ok()) too_big_ = true;
+      bytes = bytes.substr(0, limit - std::min(limit, body_.size()));
+    }
+    body_.append(bytes);
+  }
+  void OnDone(const Status& status) override {
+    StatusOr<std::string> result = Result(status);
+    auto done = std::move(done_);
+    done(std::move(result));  // Last: `done` may destroy this call.
+  }
+
+ private:
+  bool Ok() const { return http_status_ >= 200 && http_status_ < 300; }
+  StatusOr<std::string> Result(const Status& status) {
+    if (!status.ok()) {
+      return status.WithContext(std::string(verb_) + " pods in " + ns_);
+    }
+    if (!Ok()) {
+      return client_->AnswerError(verb_, ns_, http_status_, headers_, body_);
+    }
+    client_->last_retry_after_ = Duration::zero();
+    if (too_big_) {
+      return ResourceExhaustedError("response larger than " +
+                                    std::to_string(kMaxBodyBytes) + " bytes");
+    }
+    return std::move(body_);
+  }
+
+  KubeClient* client_;
+  const char* verb_;
+  std::string ns_;
+  std::function<void(StatusOr<std::string>)> done_;
+  int http_status_ = 0;
+  std::map<std::string, std::string> headers_;
+  std::string body_;
+  bool too_big_ = false;
+  std::unique_ptr<HttpCall> inner_;
+};
+
+// Decodes a watch stream as it arrives.
+class KubeClient::WatchCall : public HttpCall, public HttpSink {
+ public:
+  WatchCall(KubeClient* client, std::string ns, EventCallback on_event,
+            EndCallback end)
+      : client_(client),
+        ns_(std::move(ns)),
+        on_event_(std::move(on_event)),
+        end_(std::move(end)) {}
+  ~WatchCall() override {
+    *alive_ = false;
+    inner_.reset();
+  }
+
+  void set_inner(std::unique_ptr<HttpCall> inner) { inner_ = std::move(inner); }
+
+  void OnHeaders(int http_status,
+                 const std::map<std::string, std::string>& headers) override {
+    http_status_ = http_status;
+    headers_ = headers;
+    if (http_status_ == 200) client_->last_retry_after_ = Duration::zero();
+  }
+  void OnData(std::string_view bytes) override {
+    if (finished_) return;
+    if (http_status_ != 200) {
+      if (error_body_.size() < kMaxErrorBodyBytes) {
+        error_body_.append(
+            bytes.substr(0, kMaxErrorBodyBytes - error_body_.size()));
+      }
+      return;
+    }
+    std::vector<WatchEvent> events;
+    Status s = decoder_.Feed(bytes, &events);
+    if (!Deliver(events)) return;
+    if (!s.ok()) Finish(s.WithContext("watch pods in " + ns_));
+  }
+  void OnDone(const Status& status) override {
+    if (finished_) return;
+    if (!status.ok()) {
+      Finish(status.WithContext("watch pods in " + ns_));
+      return;
+    }
+    if (http_status_ != 200) {
+      Finish(client_->AnswerError("watch", ns_, http_status_, headers_,
+                                  error_body_));
+      return;
+    }
+    std::vector<WatchEvent> events;
+    Status s = decoder_.Finish(&events);
+    if (!Deliver(events)) return;
+    Finish(s.ok() ? s : s.WithContext("watch pods in " + ns_));
+  }
+
+ private:
+  // Returns false when a callback destroyed or finished this call.
+  bool Deliver(const std::vector<WatchEvent>& events) {
+    std::shared_ptr<bool> alive = alive_;
+    for (const WatchEvent& event : events) {
+      EventCallback on_event = on_event_;  // Survives our destruction.
+      on_event(event);
+      if (!*alive || finished_) return false;
+    }
+    return true;
+  }
+  void Finish(const Status& status) {
+    finished_ = true;
+    inner_.reset();  // Stop the transfer; the transport allows this here.
+    auto end = std::move(end_);
+    end(status);  // Last: `end` may destroy this call.
+  }
+
+  KubeClient* client_;
+  std::string ns_;
+  EventCallback on_event_;
+  EndCallback end_;
+  WatchDecoder decoder_;
+  int http_status_ = 0;
+  std::map<std::string, std::string> headers_;
+  std::string error_body_;
+  bool finished_ = false;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  std::unique_ptr<HttpCall> inner_;
+};
+
+KubeClient::KubeClient(HttpTransport* transport, ClusterConfig config)
+    : transport_(transport), config_(std::move(config)) {}
+
+Status KubeClient::AnswerError(
+    const char* verb, const std::string& ns, int http_status,
+    const std::map<std::string, std::string>& headers, std::string_view body) {
+  last_retry_after_ = Duration::zero();
+  Status s = StatusFromApiResponse(http_status, body);
+  std::string target =
+      std::string("\"") + verb + "\" \"pods\" in namespace \"" + ns + "\"";
+  switch (s.code()) {
+    case Code::kUnauthenticated: {
+      std::string credentials = !config_.token_file.empty()
+                                    ? "token file " + config_.token_file
+                                : !config_.token.empty() ? "kubeconfig token"
+                                : !config_.client_cert_file.empty() ||
+                                        !config_.client_cert_pem.empty()
+                                    ? "client certificate"
+                                    : "no credentials configured";
+      return UnauthenticatedError(
+          "unauthorized: the API server rejected the "
+          "credentials (" +
+          credentials + ") for " + target + ": " + s.message());
+    }
+    case Code::kPermissionDenied:
+      return PermissionDeniedError(
+          "forbidden: the service account cannot " + target +
+          " (grant get/list/watch on pods: see images/k8s/rbac.yaml): " +
+          s.message());
+    case Code::kResourceExhausted: {
+      auto it = headers.find("retry-after");
+      std::string wait;
+      if (it != headers.end()) {
+        auto secs = ParseInt(Trim(it->second));
+        if (secs.ok()) {
+          last_retry_after_ = seconds(*secs);
+          wait = ", Retry-After " + std::to_string(*secs) + "s";
+        }
+      }
+      return ResourceExhaustedError("throttled by the API server (" +
+                                    std::string(verb) + " pods" + wait +
+                                    "): " + s.message());
+    }
+    default:
+      return Status(s.code(),
+                    std::string(verb) + " pods in " + ns + ": " + s.message());
+  }
+}
+
+ApiCall KubeClient::StartBuffered(
+    HttpRequest request, std::function<void(StatusOr<std::string>)> done,
+    const char* verb, const std::string& ns) {
+  auto call = std::make_unique<BufferedCall>(this, verb, ns, std::move(done));
+  ++requests_;
+  call->set_inner(transport_->Start(request, call.get()));
+  return call;
+}
+
+ApiCall KubeClient::GetPod(const std::string& ns, const std::string& name,
+                           PodCallback done) {
+  std::string where = "get pod " + ns + "/" + name;
+  return StartBuffered(
+      MakeGet(PodsPath(ns) + "/" + Escape(name)),
+      [done = std::move(done), where](StatusOr<std::string> body) {
+        if (!body.ok()) {
+          done(body.status());
+          return;
+        }
+        StatusOr<Pod> pod = Pod::FromJson(*body);
+        done(pod.ok() ? std::move(pod) : pod.status().WithContext(where));
+      },
+      "get", ns);
+}
+
+ApiCall KubeClient::ListPods(const std::string& ns, const ListOptions& options,
+                             ListCallback done) {
+  Query query;
+  query.Add("fieldSelector", options.field_selector);
+  query.Add("labelSelector", options.label_selector);
+  if (options.limit > 0) query.Add("limit", std::to_string(options.limit));
+  query.Add("continue", options.continue_token);
+  std::string where = "list pods in " + ns;
+  return StartBuffered(
+      MakeGet(PodsPath(ns) + query.str()),
+      [done = std::move(done), where](StatusOr<std::string> body) {
+        if (!body.ok()) {
+          done(body.status());
+          return;
+        }
+        StatusOr<PodList> list = PodList::FromJson(*body);
+        done(list.ok() ? std::move(list) : list.status().WithContext(where));
+      },
+      "list", ns);
+}
+
+ApiCall KubeClient::WatchPods(const std::string& ns,
+                              const WatchOptions& options,
+                              EventCallback on_event, EndCallback end) {
+  Query query;
+  query.Add("fieldSelector", options.field_selector);
+  query.Add("labelSelector", options.label_selector);
+  query.Add("resourceVersion", options.resource_version);
+  if (options.allow_bookmarks) query.Add("allowWatchBookmarks", "true");
+  if (options.timeout_seconds > 0) {
+    query.Add("timeoutSeconds", std::to_string(options.timeout_seconds));
+  }
+  query.Add("watch", "true");
+  HttpRequest request = MakeGet(PodsPath(ns) + query.str());
+  request.streaming = true;
+  request.idle_timeout_ms =
+      1000 * (options.timeout_seconds > 0
+                  ? options.timeout_seconds + kWatchIdleSlackSeconds
+                  : kDefaultWatchIdleSeconds);
+  auto call = std::make_unique<WatchCall>(this, ns, std::move(on_event),
+                                          std::move(end));
+  ++requests_;
+  call->set_inner(transport_->Start(request, call.get()));
+  return call;
+}
+
+}  // namespace k8s_agent::kube

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+// Pods API calls (get, list, watch) over an HttpTransport. No retries here.
+
+#ifndef K8S_AGENT_PLUGIN_KUBE_KUBE_CLIENT_H_
+#define K8S_AGENT_PLUGIN_KUBE_KUBE_CLIENT_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/kube/http.h"
+#include "plugin/kube/pod.h"
+
+namespace k8s_agent::kube {
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  int limit = 0;  ///< 0 = no paging.
+  std::string continue_token;
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;
+  int timeout_seconds = 0;  ///< Server-side timeout; 0 = server default.
+  bool allow_bookmarks = true;
+};
+
+/// An API call in flight; destroying it cancels the call and its callbacks.
+using ApiCall = std::unique_ptr<HttpCall>;
+
+/// Builds requests, decodes answers and maps failures to Codes, once:
+/// 401 kUnauthenticated, 403 kPermissionDenied (naming verb and resource),
+/// 404 kNotFound, 410 kExpired, 429 kResourceExhausted (retry_after set),
+/// 5xx and transport errors kUnavailable, TLS/CA problems
+/// kFailedPrecondition. Callbacks run from the event loop.
+class KubeClient {
+ public:
+  /// `transport` must outlive the client.
+  KubeClient(HttpTransport* transport, ClusterConfig config);
+
+  using PodCallback = std::function<void(StatusOr<Pod>)>;
+  using ListCallback = std::function<void(StatusOr<PodList>)>;
+  using EventCallback = std::function<void(const WatchEvent&)>;
+  using EndCallback = std::function<void(const Status&)>;
+
+  ApiCall GetPod(const std::string& ns, const std::string& name,
+                 PodCallback done);
+  ApiCall ListPods(const std::string& ns, const ListOptions& options,
+                   ListCallback done);
+  /// Streams events until the server ends the watch (`end` gets ok), the
+  /// connection fails, or an event cannot be decoded (kInternal). An
+  /// in-stream ERROR event is delivered to `on_event` as kError.
+  ApiCall WatchPods(const std::string& ns, const WatchOptions& options,
+                    EventCallback on_event, EndCallback end);
+
+  /// After a 401: makes the transport re-read the token file.
+  void InvalidateToken() { transport_->InvalidateToken(); }
+
+  /// For 429 answers: the server's Retry-After, else zero.
+  Duration last_retry_after() const { return last_retry_after_; }
+  /// Requests started so far (tests and traces count API load).
+  int requests() const { return requests_; }
+
+  const ClusterConfig& config() const { return config_; }
+
+ private:
+  class BufferedCall;
+  class WatchCall;
+  // Turns a failed answer into the classified Status, naming the RBAC verb
+  // for 401/403 and remembering Retry-After for 429.
+  Status AnswerError(const char* verb, const std::string& ns, int http_status,
+                     const std::map<std::string, std::string>& headers,
+                     std::string_view body);
+  ApiCall StartBuffered(HttpRequest request,
+                        std::function<void(StatusOr<std::string>)> done,
+                        const char* verb, const std::string& ns);
+
+  HttpTransport* transport_;
+  ClusterConfig config_;
+  Duration last_retry_after_{};
+  int requests_ = 0;
+};
+
+}  // namespace k8s_agent::kube
+
+#endif  // K8S_AGENT_PLUGIN_KUBE_KUBE_CLIENT_H_

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: Apache-2.0
+// PodWatcher: client-go's reflector rules for one pod, driven by timers.
+
+#include "plugin/kube/pod_watcher.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+
+namespace k8s_agent::kube {
+namespace {
+
+// client-go's VeryShortWatchError: a watch that closes this fast without
+// a single event means a broken proxy or server; reconnecting at once
+// would become a tight loop.
+constexpr Duration kVeryShortWatch = seconds(1);
+
+}  // namespace
+
+PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
+                       std::string name, std::function<void()> on_change,
+                       uint64_t seed)
+    : client_(client),
+      clock_(clock),
+      ns_(std::move(ns)),
+      name_(std::move(name)),
+      on_change_(std::move(on_change)),
+      backoff_(Backoff::ApiDefaults(), seed),
+      rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
+
+void PodWatcher::Start(std::optional<Pod> initial,
+                       const std::string& resource_version, TimePoint now) {
+  Stop();
+  pod_ = std::move(initial);
+  deleted_ = false;
+  error_ = OkStatus();
+  token_reloaded_ = false;
+  fresh_from_list_ = false;
+  resource_version_ = resource_version;
+  if (resource_version_.empty()) {
+    StartList(now);
+  } else {
+    StartWatch(now);
+  }
+}
+
+void PodWatcher::Stop() {
+  call_.reset();
+  state_ = State::kIdle;
+  retry_at_ = TimePoint::max();
+}
+
+TimePoint PodWatcher::NextWake() const {
+  return state_ == State::kBackingOff ? retry_at_ : TimePoint::max();
+}
+
+void PodWatcher::OnTimer(TimePoint now) {
+  if (state_ != State::kBackingOff || now < retry_at_) return;
+  retry_at_ = TimePoint::max();
+  // Same resourceVersion as before the error: no relist (rule 3).
+  if (resource_version_.empty()) {
+    StartList(now);
+  } else {
+    StartWatch(now);
+  }
+}
+
+void PodWatcher::StartList(TimePoint) {
+  state_ = State::kListing;
+  ++lists_started_;
+  ListOptions options;
+  options.field_selector = "metadata.name=" + name_;
+  // No resourceVersion: a quorum read, so the list is never stale (what
+  // client-go does after an expired resourceVersion).
+  call_ = client_->ListPods(ns_, options, [this](StatusOr<PodList> list) {
+    OnList(std::move(list));
+  });
+}
+
+void PodWatcher::StartWatch(TimePoint now) {
+  state_ = State::kWatching;
+  ++watches_started_;
+  events_in_watch_ = 0;
+  watch_started_ = now;
+  auto min_s = std::max<int64_t>(
+      1, std::chrono::duration_cast<seconds>(min_watch_timeout_).count());
+  std::uniform_int_distribution<int64_t> dist(min_s, 2 * min_s - 1);
+  WatchOptions options;
+  options.field_selector = "metadata.name=" + name_;
+  options.resource_version = resource_version_;
+  options.allow_bookmarks = true;
+  options.timeout_seconds = static_cast<int>(dist(rng_));
+  call_ = client_->WatchPods(
+      ns_, options, [this](const WatchEvent& event) { OnWatchEvent(event); },
+      [this](const Status& status) { OnWatchEnd(status); });
+}
+
+bool PodWatcher::SetPod(std::optional<Pod> pod) {
+  bool changed = pod.has_value() != pod_.has_value() ||
+                 (pod && (pod->uid != pod_->uid ||
+                          pod->resource_version != pod_->resource_version));
+  pod_ = std::move(pod);
+  return changed;
+}
+
+void PodWatcher::OnList(StatusOr<PodList> list) {
+  call_.reset();
+  TimePoint now = clock_->Now();
+  if (!list.ok()) {
+    HandleError(list.status(), now);
+    return;
+  }
+  token_reloaded_ = false;
+  fresh_from_list_ = true;
+  resource_version_ = list->resource_version;
+  std::optional<Pod> found;
+  for (Pod& pod : list->items) {
+    if (pod.name == name_) found = std::move(pod);
+  }
+  if (!found && pod_) deleted_ = true;  // Deleted while we could not watch.
+  if (found) deleted_ = false;
+  bool changed = SetPod(std::move(found));
+  StartWatch(now);
+  if (changed && on_change_) on_change_();
+}
+
+void PodWatcher::OnWatchEvent(const WatchEvent& event) {
+  ++events_in_watch_;
+  if (event.type == WatchEvent::Type::kError) {
+    // Same classification as an HTTP status (rule 4): 410 relists.
+    call_.reset();
+    HandleError(event.error, clock_->Now());
+    return;
+  }
+  token_reloaded_ = false;  // The credentials work.
+  fresh_from_list_ = false;
+  bool changed = false;
+  switch (event.type) {
+    case WatchEvent::Type::kError:
+      return;  // Handled above.
+    case WatchEvent::Type::kBookmark:
+      // Bookmarks only move the resourceVersion; the snapshot is unchanged.
+      if (!event.pod.resource_version.empty()) {
+        resource_version_ = event.pod.resource_version;
+      }
+      return;
+    case WatchEvent::Type::kAdded:
+    case WatchEvent::Type::kModified:
+      if (!event.pod.resource_version.empty()) {
+        resource_version_ = event.pod.resource_version;
+      }
+      if (!event.pod.name.empty() && event.pod.name != name_) return;
+      deleted_ = false;  // Also a replacement pod with a new uid.
+      changed = SetPod(event.pod);
+      break;
+    case WatchEvent::Type::kDeleted:
+      if (!event.pod.resource_version.empty()) {
+        resource_version_ = event.pod.resource_version;
+      }
+      if (!event.pod.name.empty() && event.pod.name != name_) return;
+      deleted_ = true;
+      changed = SetPod(std::nullopt);
+      break;
+  }
+  if (changed && on_change_) on_change_();
+}
+
+void PodWatcher::OnWatchEnd(const Status& status) {
+  call_.reset();
+  TimePoint now = clock_->Now();
+  if (!status.ok()) {
+    HandleError(status, now);
+    return;
+  }
+  Duration lasted = now - watch_started_;
+  if (events_in_watch_ == 0 && lasted < kVeryShortWatch) {
+    HandleError(
+        UnavailableError("watch of pod " + ns_ + "/" + name_ + " ended after " +
+                         FormatDuration(lasted) + " with no events"),
+        now);
+    return;
+  }
+  // The server's timeoutSeconds passed: resume where we were (rule 1).
+  StartWatch(now);
+}
+
+void PodWatcher::HandleError(const Status& why, TimePoint now) {
+  switch (why.code()) {
+    case Code::kExpired:
+      resource_version_.clear();
+      if (state_ == State::kListing || fresh_from_list_) {
+        // Expired right after a list (or on the list itself): relisting at
+        // once could loop against a confused server, so wait first; the
+        // retry lists because the RV is now empty.
+        BackOff(why, backoff_.Next(now), now);
+        return;
+      }
+      LogDebug("pod " + ns_ + "/" + name_ + ": " + why.message() +
+               "; relisting");
+      StartList(now);
+      return;
+    case Code::kUnauthenticated:
+      // Projected service-account tokens rotate: re-read once, retry.
+      if (token_reloaded_) {
+        Fail(why.WithContext("still rejected after re-reading the token"));
+        return;
+      }
+      token_reloaded_ = true;
+      client_->InvalidateToken();
+      if (resource_version_.empty()) {
+        StartList(now);
+      } else {
+        StartWatch(now);
+      }
+      return;
+    case Code::kResourceExhausted: {
+      Duration delay = client_->last_retry_after();
+      if (delay <= Duration::zero()) delay = backoff_.Next(now);
+      BackOff(why, delay, now);
+      return;
+    }
+    case Code::kUnavailable:
+    case Code::kInternal:
+    case Code::kDeadlineExceeded:
+      BackOff(why, backoff_.Next(now), now);
+      return;
+    default:
+      Fail(why);
+      return;
+  }
+}
+
+void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
+  LogDebug("pod " + ns_ + "/" + name_ + ": " + why.ToString() +
+           "; retrying in " + FormatDuration(delay));
+  state_ = State::kBackingOff;
+  retry_at_ = now + delay;
+}
+
+void PodWatcher::Fail(const Status& why) {
+  call_.reset();
+  state_ = State::kFailed;
+  error_ = why;
+  retry_at_ = TimePoint::max();
+  if (on_change_) on_change_();
+}
+
+}  // namespace k8s_agent::kube

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+// Follows one pod by name: watch from a resourceVersion with client-go's
+// reflector rules (resume, relist on 410, back off on errors).
+
+#ifndef K8S_AGENT_PLUGIN_KUBE_POD_WATCHER_H_
+#define K8S_AGENT_PLUGIN_KUBE_POD_WATCHER_H_
+
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "plugin/base/backoff.h"
+#include "plugin/base/event_loop.h"
+#include "plugin/kube/kube_client.h"
+
+namespace k8s_agent::kube {
+
+/// Keeps the latest snapshot of one named pod current.
+///
+///   Start(rv) --> kWatching --stream ends ok--> kWatching (same rv)
+///                   |  410/Expired --> kListing --> kWatching (list rv)
+///                   |  429/5xx/refused/short empty watch --> kBackingOff
+///                   |  401 (after one token reload), 403, TLS --> kFailed
+///   kBackingOff --delay passes--> kWatching (same rv; no relist)
+///
+/// The consumer reads state (pod()), never individual events: after any
+/// change `on_change` runs, outside libcurl callbacks.
+class PodWatcher : public Pollable {
+ public:
+  enum class State { kIdle, kListing, kWatching, kBackingOff, kFailed };
+
+  PodWatcher(KubeClient* client, Clock* clock, std::string ns, std::string name,
+             std::function<void()> on_change, uint64_t seed);
+
+  /// Begins watching from `resource_version` with `initial` as the current
+  /// snapshot (nullopt: the pod does not exist yet). An empty rv lists first.
+  void Start(std::optional<Pod> initial, const std::string& resource_version,
+             TimePoint now);
+  /// Cancels any call in flight; the watcher goes idle.
+  void Stop();
+
+  State state() const { return state_; }
+  /// The latest snapshot; nullopt while the pod does not exist (or after
+  /// DELETED until a new pod of that name is ADDED).
+  const std::optional<Pod>& pod() const { return pod_; }
+  /// Set when the pod was seen and then deleted.
+  bool deleted() const { return deleted_; }
+  /// kFailed only: why watching cannot continue.
+  const Status& error() const { return error_; }
+  /// Counts for progress messages and tests.
+  int watches_started() const { return watches_started_; }
+  int lists_started() const { return lists_started_; }
+
+  // Pollable: only timers (backoff); I/O belongs to the transport.
+  void CollectFds(std::vector<pollfd>*) override {}
+  TimePoint NextWake() const override;
+  void OnFdReady(int, short, TimePoint) override {}
+  void OnTimer(TimePoint now) override;
+
+  /// The server-side watch timeout is drawn from [T, 2T) so that many
+  /// agents do not reconnect in lockstep (client-go's minWatchTimeout).
+  /// Tests shorten it.
+  void set_min_watch_timeout(Duration t) { min_watch_timeout_ = t; }
+
+ private:
+  void StartList(TimePoint now);
+  void StartWatch(TimePoint now);
+  void OnList(StatusOr<PodList> list);
+  void OnWatchEvent(const WatchEvent& event);
+  void OnWatchEnd(const Status& status);
+  // The single decision point after any failed list or watch.
+  void HandleError(const Status& why, TimePoint now);
+  void BackOff(const Status& why, Duration delay, TimePoint now);
+  void Fail(const Status& why);
+  // Replaces the snapshot; returns true when it changed.
+  bool SetPod(std::optional<Pod> pod);
+
+  KubeClient* client_;
+  Clock* clock_;
+  std::string ns_;
+  std::string name_;
+  std::function<void()> on_change_;
+  Backoff backoff_;
+  std::mt19937_64 rng_;
+  Duration min_watch_timeout_ = std::chrono::minutes(5);
+  State state_ = State::kIdle;
+  std::optional<Pod> pod_;
+  bool deleted_ = false;
+  Status error_;
+  std::string resource_version_;
+  TimePoint watch_started_{};
+  int events_in_watch_ = 0;
+  bool token_reloaded_ = false;
+  // Set by a successful list, cleared by any watch event: a 410 on a watch
+  // from a fresh list RV must not relist at once (that could loop).
+  bool fresh_from_list_ = false;
+  TimePoint retry_at_ = TimePoint::max();
+  int watches_started_ = 0;
+  int lists_started_ = 0;
+  ApiCall call_;
+};
+
+}  // namespace k8s_agent::kube
+
+#endif  // K8S_AGENT_PLUGIN_KUBE_POD_WATCHER_H_

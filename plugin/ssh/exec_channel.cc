@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: Apache-2.0
+// ExecChannel: the non-blocking exec channel and its stdio pump.
+
+#include "plugin/ssh/exec_channel.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+
+namespace k8s_agent::ssh {
+namespace {
+
+// OpenSSH's client uses a 2 MiB session window; twice that keeps a fast
+// link busy while we write out the previous chunk.
+constexpr unsigned kWindowBytes = 4u << 20;
+// libssh2 1.10 cannot receive packets above ~35000 bytes.
+constexpr unsigned kMaxPacketBytes = 32768;
+// One read drains many queued packets, so big chunks cut syscalls.
+constexpr size_t kOutChunkBytes = 256 << 10;
+constexpr size_t kInChunkBytes = 64 << 10;
+// Work done per Pump before yielding to the loop (timers, other fds).
+constexpr int kMaxStepsPerPump = 64;
+// After a forwarded signal, how long the command gets to exit before the
+// channel is closed under it.
+constexpr auto kSignalGrace = std::chrono::seconds(2);
+
+// Whether `fd` would not block for `events` right now.
+bool Ready(int fd, short events) {
+  pollfd p{fd, events, 0};
+  int n;
+  do {
+    n = ::poll(&p, 1, 0);
+  } while (n < 0 && errno == EINTR);
+  return n > 0 && p.revents != 0;
+}
+
+short DirectionsToEvents(int dirs) {
+  short ev = 0;
+  if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND) ev |= POLLIN;
+  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ev |= POLLOUT;
+  return ev;
+}
+
+}  // namespace
+
+ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command,
+                         StdioFds stdio, bool no_stdin)
+    : session_(session), command_(std::move(command)), stdio_(stdio) {
+  out_.stream_id = 0;
+  out_.fd = stdio.out;
+  out_.discard = stdio.out < 0;
+  out_.buf.resize(kOutChunkBytes);
+  err_.stream_id = SSH_EXTENDED_DATA_STDERR;
+  err_.fd = stdio.err;
+  err_.discard = stdio.err < 0;
+  err_.buf.resize(kOutChunkBytes);
+  stdin_eof_ = no_stdin || stdio.in < 0;
+  if (!stdin_eof_) in_buf_.resize(kInChunkBytes);
+}
+
+Status ExecChannel::ChannelError(const std::string& what) const {
+  int err = libssh2_session_last_errno(session_);
+  std::string message = what + ": " + LastError(session_);
+  switch (err) {
+    case LIBSSH2_ERROR_CHANNEL_REQUEST_DENIED:
+    case LIBSSH2_ERROR_CHANNEL_FAILURE:
+      return FailedPreconditionError(message);
+    default:
+      // Socket errors and disconnects: the connection is gone.
+      return UnavailableError(message);
+  }
+}
+
+void ExecChannel::NoteEagain(Op op) {
+  int dirs = libssh2_session_block_directions(session_);
+  socket_events_ |= DirectionsToEvents(dirs);
+  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) {
+    blocker_ = op;
+  } else if (blocker_ == op) {
+    blocker_ = Op::kNone;
+  }
+  if (dirs == 0) socket_events_ |= POLLIN;  // Never wait on nothing.
+}
+
+void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {
+  if (phase_ != Phase::kPump) return;
+  for (const OutStream* o : {&out_, &err_}) {
+    if (o->pending() && !o->discard) fds->push_back({o->fd, POLLOUT, 0});
+  }
+  if (!stdin_eof_ && in_begin_ == in_end_) {
+    fds->push_back({stdio_.in, POLLIN, 0});
+  }
+}
+
+TimePoint ExecChannel::NextWake() const {
+  if (more_) return TimePoint::min();
+  return grace_deadline_;
+}
+
+void ExecChannel::RequestSignal(const std::string& name, TimePoint now) {
+  if (phase_ == Phase::kDone || !signal_.empty() || signal_sent_) return;
+  // The name goes into a remote shell command: only "TERM", "INT", "9"...
+  if (name.empty() || name.size() > 16) return;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) return;
+  }
+  signal_ = name;
+  requested_signal_ = name;
+  // Bounds the wait even if the request itself never completes.
+  grace_deadline_ = now + kSignalGrace + kSignalGrace;
+}
+
+Status ExecChannel::Pump(TimePoint now) {
+  socket_events_ = 0;
+  more_ = false;
+  for (int i = 0; i < kMaxStepsPerPump; ++i) {
+    StatusOr<bool> progressed = Step(now);
+    if (!progressed.ok()) return progressed.status();
+    if (!*progressed) return OkStatus();
+    socket_events_ = 0;  // Only the last, unfinished pass decides.
+  }
+  more_ = phase_ != Phase::kDone;
+  return OkStatus();
+}
+
+StatusOr<bool> ExecChannel::Step(TimePoint now) {
+  switch (phase_) {
+    case Phase::kOpen: {
+      LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(
+          session_, "session", sizeof("session") - 1, kWindowBytes,
+          kMaxPacketBytes, nullptr, 0);
+      if (ch == nullptr) {
+        if (libssh2_session_last_errno(session_) == LIBSSH2_ERROR_EAGAIN) {
+          NoteEagain(Op::kNone);
+          return false;
+        }
+        return ChannelError("opening a session channel");
+      }
+      channel_.reset(ch);
+      phase_ = Phase::kExec;
+      return true;
+    }
+    case Phase::kExec: {
+      int rc = libssh2_channel_exec(channel_.get(), command_.c_str());
+      if (rc == LIBSSH2_ERROR_EAGAIN) {
+        NoteEagain(Op::kNone);
+        return false;
+      }
+      if (rc != 0) return ChannelError("exec request");
+      phase_ = Phase::kPump;
+      return true;
+    }
+    case Phase::kPump:
+      return StepPump(now);
+    case Phase::kClose: {
+      int rc = libssh2_channel_close(channel_.get());
+      if (rc == LIBSSH2_ERROR_EAGAIN) {
+        NoteEagain(Op::kNone);
+        return false;
+      }
+      if (rc != 0) return ChannelError("closing the channel");
+      phase_ = Phase::kWaitClosed;
+      return true;
+    }
+    case Phase::kWaitClosed: {
+      if (!forced_close_) {
+        int rc = libssh2_channel_wait_closed(channel_.get());
+        if (rc == LIBSSH2_ERROR_EAGAIN) {
+          NoteEagain(Op::kNone);
+          return false;
+        }
+        if (rc != 0) return ChannelError("waiting for the channel to close");
+      }
+      FinishExit();
+      return true;
+    }
+    case Phase::kDone:
+      return false;
+  }
+  return false;
+}
+
+StatusOr<bool> ExecChannel::StepPump(TimePoint now) {
+  bool progress = false;
+  if (!signal_.empty() && Allowed(Op::kSignal)) {
+    StatusOr<bool> p = StepSignal(now);
+    if (!p.ok()) return p.status();
+    progress = progress || *p;
+  }
+  if (now >= grace_deadline_) {
+    // The command outlived the signal (or the request never completed):
+    // stop waiting for it. libssh2_channel_close would wait for the
+    // server's CLOSE, which only comes when the command ends, so the
+    // channel is left to the session teardown (disconnect).
+    if (!libssh2_channel_eof(channel_.get())) {
+      forced_close_ = true;
+      result_.signal = requested_signal_;
+      result_.signal_message = "still running " +
+                               FormatDuration(kSignalGrace) +
+                               " after the signal; connection dropped";
+      result_.exit_status = 255;
+      phase_ = Phase::kDone;
+      return true;
+    }
+    grace_deadline_ = TimePoint::max();
+  }
+
+  for (OutStream* o : {&out_, &err_}) {
+    StatusOr<bool> p = PumpOut(o);
+    if (!p.ok()) return p.status();
+    progress = progress || *p;
+  }
+  StatusOr<bool> p = PumpIn();
+  if (!p.ok()) return p.status();
+  progress = progress || *p;
+
+  // The remote side sent EOF (or closed) and everything it sent has been
+  // written out: finish now, whatever stdin still holds, so the agent
+  // exits as soon as the command has.
+  if (!out_.pending() && !err_.pending() && blocker_ == Op::kNone &&
+      libssh2_channel_eof(channel_.get())) {
+    phase_ = Phase::kClose;
+    return true;
+  }
+  // Output may arrive at any time while a stream is free to take it.
+  // Reading drains the socket, so this cannot spin.
+  if (!out_.pending() || !err_.pending()) socket_events_ |= POLLIN;
+  return progress;
+}
+
+StatusOr<bool> ExecChannel::PumpOut(OutStream* o) {
+  bool progress = false;
+  if (o->pending()) {
+    if (o->discard) {
+      o->begin = o->end = 0;
+    } else if (Ready(o->fd, POLLOUT)) {
+      // A blocking write of the whole chunk: poll said the fd has room, and
+      // a slow reader should slow us down, not make us buffer.
+      while (o->pending()) {
+        ssize_t n = ::write(o->fd, o->buf.data() + o->begin, o->end - o->begin);
+        if (n > 0) {
+          o->begin += static_cast<size_t>(n);
+          progress = true;
+        } else if (n < 0 && errno == EINTR) {
+          continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+          break;  // Someone made the fd non-blocking; wait for POLLOUT.
+        } else {
+          LogDebug(std::string("ssh: writing remote ") +
+                   (o->stream_id == 0 ? "stdout" : "stderr") + " failed: " +
+                   std::strerror(n < 0 ? errno : EIO) + "; discarding");
+          o->discard = true;
+          o->begin = o->end = 0;
+        }
+      }
+      if (!o->pending()) o->begin = o->end = 0;
+    }
+  }
+  if (!o->pending() && Allowed(Op::kRead)) {
+    ssize_t n = libssh2_channel_read_ex(channel_.get(), o->stream_id,
+                                        o->buf.data(), o->buf.size());
+    if (n > 0) {
+      NoteDone(Op::kRead);
+      o->begin = 0;
+      o->end = static_cast<size_t>(n);
+      bytes_received_ += static_cast<uint64_t>(n);
+      if (o->discard) o->end = 0;
+      progress = true;
+    } else if (n == LIBSSH2_ERROR_EAGAIN) {
+      NoteEagain(Op::kRead);
+    } else if (n == 0) {
+      NoteDone(Op::kRead);  // Nothing for this stream (or its EOF).
+    } else {
+      return ChannelError("reading the channel");
+    }
+  }
+  return progress;
+}
+
+StatusOr<bool> ExecChannel::PumpIn() {
+  bool progress = false;
+  if (eof_sent_) return false;
+  if (in_begin_ < in_end_ && Allowed(Op::kWrite)) {
+    ssize_t n = libssh2_channel_write(channel_.get(), in_buf_.data() + in_begin_,
+                                      in_end_ - in_begin_);
+    if (n > 0) {
+      NoteDone(Op::kWrite);
+      in_begin_ += static_cast<size_t>(n);
+      if (in_begin_ == in_end_) in_begin_ = in_end_ = 0;
+      progress = true;
+    } else if (n == LIBSSH2_ERROR_EAGAIN || n == 0) {
+      NoteEagain(Op::kWrite);  // 0: the remote window is full.
+    } else if (n == LIBSSH2_ERROR_CHANNEL_EOF_SENT ||
+               n == LIBSSH2_ERROR_CHANNEL_CLOSED) {
+      // The remote side stopped reading; stdin is moot.
+      NoteDone(Op::kWrite);
+      stdin_eof_ = eof_sent_ = true;
+      in_begin_ = in_end_ = 0;
+      return true;
+    } else {
+      return ChannelError("writing stdin to the channel");
+    }
+  } else if (in_begin_ == in_end_ && !stdin_eof_ && Ready(stdio_.in, POLLIN)) {
+    ssize_t n = ::read(stdio_.in, in_buf_.data(), in_buf_.size());
+    if (n > 0) {
+      in_begin_ = 0;
+      in_end_ = static_cast<size_t>(n);
+      progress = true;
+    } else if (n == 0) {
+      stdin_eof_ = true;
+      progress = true;
+    } else if (errno != EINTR && errno != EAGAIN) {
+      LogDebug(std::string("ssh: reading stdin failed: ") +
+               std::strerror(errno) + "; sending EOF");
+      stdin_eof_ = true;
+      progress = true;
+    }
+  }
+  if (stdin_eof_ && in_begin_ == in_end_ && !eof_sent_ && Allowed(Op::kEof)) {
+    int rc = libssh2_channel_send_eof(channel_.get());
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      NoteEagain(Op::kEof);
+    } else {
+      NoteDone(Op::kEof);
+      eof_sent_ = true;  // An error means the channel is closing anyway.
+      progress = true;
+    }
+  }
+  return progress;
+}
+
+// Why a second channel: libssh2 1.10 has no channel_signal, and its only
+// generic request call (channel_process_startup) refuses to run again on a
+// channel that already ran exec ("Channel can not be reused"), so the
+// RFC 4254 "signal" request cannot be sent at all. Instead a second exec
+// channel on the same connection signals the command's process group:
+// with OpenSSH every channel of a connection is a child of the same
+// per-connection sshd ($PPID of the helper shell), and a no-pty session
+// leader has called setsid(), so its pid is its process group id.
+namespace {
+std::string SignalScript(const std::string& name) {
+  return "for f in /proc/[0-9]*/stat; do read -r p c s pp r < \"$f\" "
+         "2>/dev/null || continue; if [ \"$pp\" = \"$PPID\" ] && "
+         "[ \"$p\" != \"$$\" ]; then kill -" + name + " -\"$p\" 2>/dev/null || "
+         "kill -" + name + " \"$p\" 2>/dev/null; fi; done; exit 0";
+}
+}  // namespace
+
+StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
+  if (!signal_channel_) {
+    LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(
+        session_, "session", sizeof("session") - 1,
+        LIBSSH2_CHANNEL_WINDOW_DEFAULT, LIBSSH2_CHANNEL_PACKET_DEFAULT,
+        nullptr, 0);
+    if (ch == nullptr) {
+      if (libssh2_session_last_errno(session_) == LIBSSH2_ERROR_EAGAIN) {
+        NoteEagain(Op::kSignal);
+        return false;
+      }
+      LogDebug("ssh: cannot open a channel to forward SIG" + signal_ + ": " +
+               LastError(session_));
+      SignalSent(now);
+      return true;
+    }
+    NoteDone(Op::kSignal);
+    signal_channel_.reset(ch);
+    return true;
+  }
+  std::string script = SignalScript(signal_);
+  int rc = libssh2_channel_exec(signal_channel_.get(), script.c_str());
+  if (rc == LIBSSH2_ERROR_EAGAIN) {
+    NoteEagain(Op::kSignal);
+    return false;
+  }
+  NoteDone(Op::kSignal);
+  if (rc != 0) {
+    LogDebug("ssh: cannot forward SIG" + signal_ + ": " + LastError(session_));
+  }
+  SignalSent(now);
+  return true;
+}
+
+void ExecChannel::SignalSent(TimePoint now) {
+  signal_sent_ = true;
+  signal_.clear();
+  stdin_eof_ = true;  // Drop pending stdin; EOF follows.
+  in_begin_ = in_end_ = 0;
+  grace_deadline_ = now + kSignalGrace;
+}
+
+void ExecChannel::FinishExit() {
+  if (!forced_close_) {
+    char* sig = nullptr;
+    size_t sig_len = 0;
+    char* msg = nullptr;
+    size_t msg_len = 0;
+    libssh2_channel_get_exit_signal(channel_.get(), &sig, &sig_len, &msg,
+                                    &msg_len, nullptr, nullptr);
+    if (sig != nullptr) {
+      result_.signal.assign(sig, sig_len);
+      if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
+      result_.exit_status = 255;
+    } else {
+      result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
+    }
+    if (sig != nullptr) libssh2_free(session_, sig);
+    if (msg != nullptr) libssh2_free(session_, msg);
+  }
+  // local.close is set, so freeing sends nothing and cannot block.
+  channel_.reset();
+  phase_ = Phase::kDone;
+}
+
+}  // namespace k8s_agent::ssh

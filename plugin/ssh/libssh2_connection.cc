@@ -1,0 +1,541 @@
+// SPDX-License-Identifier: Apache-2.0
+// SshConnection over libssh2: TCP connect, handshake, host key policy,
+// public-key auth, keepalives, and the exec channel, all non-blocking.
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+#include "plugin/base/unique_fd.h"
+#include "plugin/ssh/exec_channel.h"
+#include "plugin/ssh/known_hosts.h"
+#include "plugin/ssh/libssh2_handles.h"
+#include "plugin/ssh/ssh_client.h"
+
+namespace k8s_agent::ssh {
+namespace {
+
+// The destructor's bound on each blocking libssh2 call on the abnormal
+// path (disconnect, channel free).
+constexpr long kTeardownTimeoutMs = 250;
+
+short DirectionsToEvents(int dirs) {
+  short ev = 0;
+  if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND) ev |= POLLIN;
+  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ev |= POLLOUT;
+  return ev == 0 ? POLLIN : ev;
+}
+
+bool FileExists(const std::string& path) {
+  return ::access(path.c_str(), R_OK) == 0;
+}
+
+// libssh2's host key method names for a known_hosts key type.
+std::string HostKeyMethodsFor(const std::string& key_type) {
+  if (key_type == "ssh-rsa") return "rsa-sha2-512,rsa-sha2-256,ssh-rsa";
+  return key_type;
+}
+
+class Libssh2Connection : public SshConnection {
+ public:
+  Libssh2Connection(const ResolvedSshOptions& options, Clock* clock,
+                    std::string ip, int port, std::string alias)
+      : options_(options),
+        clock_(clock),
+        ip_(std::move(ip)),
+        port_(port),
+        alias_(std::move(alias)),
+        where_("ssh " + options_.user + "@" + ip_ + ":" +
+               std::to_string(port_)) {}
+
+  ~Libssh2Connection() override;
+
+  void Start(TimePoint now);
+
+  State state() const override { return state_; }
+  const Status& status() const override { return status_; }
+  Status Exec(const std::string& command, StdioFds stdio) override;
+  const ExitResult& exit_result() const override { return exit_result_; }
+  void Signal(const std::string& name) override;
+
+  void CollectFds(std::vector<pollfd>* fds) override;
+  TimePoint NextWake() const override;
+  void OnFdReady(int fd, short revents, TimePoint now) override;
+  void OnTimer(TimePoint now) override;
+
+ private:
+  void Fail(Status status);
+  void FinishConnect(TimePoint now);
+  void StartHandshake(TimePoint now);
+  void PreferKnownHostKeyTypes();
+  void Advance(TimePoint now);
+  bool StepHandshake(TimePoint now);
+  bool StepAuth(TimePoint now);
+  void OnAuthenticated(TimePoint now);
+  void KeepAlive(TimePoint now);
+  const char* PhaseName() const;
+
+  ResolvedSshOptions options_;
+  Clock* clock_;
+  std::string ip_;
+  int port_;
+  std::string alias_;
+  std::string where_;  // "ssh user@ip:port", the prefix of every error.
+
+  State state_ = State::kConnecting;
+  Status status_;
+  TimePoint attempt_deadline_ = TimePoint::max();
+  UniqueFd sock_;
+  SessionPtr session_;
+  bool handshake_done_ = false;
+  short wait_events_ = 0;  // What the last EAGAIN waits for.
+
+  size_t identity_index_ = 0;
+  std::vector<std::string> tried_;
+  int rejected_ = 0;
+
+  // Keepalive: dead peer = no inbound bytes for interval x count while we
+  // were waiting for the server.
+  TimePoint next_keepalive_ = TimePoint::max();
+  TimePoint last_inbound_;
+  bool reading_socket_ = false;
+
+  std::unique_ptr<ExecChannel> exec_;
+  ExitResult exit_result_;
+};
+
+Libssh2Connection::~Libssh2Connection() {
+  if (!session_) return;
+  // Abnormal path (the normal one has freed the channel already): bounded
+  // blocking calls, then cut the socket so nothing else can wait.
+  libssh2_session_set_blocking(session_.get(), 1);
+  libssh2_session_set_timeout(session_.get(), kTeardownTimeoutMs);
+  if (handshake_done_ && state_ != State::kFailed) {
+    // Tells sshd to end the session now (and with it the command's pipes).
+    libssh2_session_disconnect(session_.get(), "k8s-agent: done");
+  }
+  if (sock_.valid()) ::shutdown(sock_.get(), SHUT_RDWR);
+  exec_.reset();
+  session_.reset();
+}
+
+void Libssh2Connection::Fail(Status status) {
+  if (state_ == State::kFailed || state_ == State::kExited) return;
+  state_ = State::kFailed;
+  status_ = status.WithContext(where_);
+  exec_.reset();  // Its channel dies with the session.
+}
+
+const char* Libssh2Connection::PhaseName() const {
+  switch (state_) {
+    case State::kConnecting:
+      return "TCP connect";
+    case State::kHandshaking:
+      return "SSH handshake";
+    case State::kAuthenticating:
+      return "authentication";
+    default:
+      return "session";
+  }
+}
+
+void Libssh2Connection::Start(TimePoint now) {
+  attempt_deadline_ = now + options_.connect_timeout;
+  if (EnsureLibssh2Init() != 0) {
+    Fail(InternalError("libssh2_init failed"));
+    return;
+  }
+  std::string host = ip_;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  sockaddr_storage addr{};
+  socklen_t addr_len = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
+  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(static_cast<uint16_t>(port_));
+    addr_len = sizeof(*v4);
+  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(static_cast<uint16_t>(port_));
+    addr_len = sizeof(*v6);
+  } else {
+    Fail(InvalidArgumentError("\"" + Printable(ip_) +
+                              "\" is not an IPv4 or IPv6 address"));
+    return;
+  }
+  sock_.reset(::socket(addr.ss_family,
+                       SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (!sock_.valid()) {
+    Fail(ErrnoError("socket", errno));
+    return;
+  }
+  int one = 1;
+  // G5: without TCP_NODELAY every handshake pays two ~40 ms
+  // Nagle/delayed-ACK stalls.
+  ::setsockopt(sock_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  ::setsockopt(sock_.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+  if (::connect(sock_.get(), reinterpret_cast<sockaddr*>(&addr), addr_len) ==
+      0) {
+    StartHandshake(now);
+  } else if (errno == EINPROGRESS) {
+    state_ = State::kConnecting;
+  } else {
+    Fail(ErrnoError("connect", errno));
+  }
+}
+
+void Libssh2Connection::FinishConnect(TimePoint now) {
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (::getsockopt(sock_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+    err = errno;
+  }
+  if (err == EINPROGRESS || err == EALREADY) return;
+  if (err != 0) {
+    Fail(ErrnoError("connect", err));
+    return;
+  }
+  StartHandshake(now);
+}
+
+void Libssh2Connection::StartHandshake(TimePoint now) {
+  session_.reset(libssh2_session_init_ex(nullptr, nullptr, nullptr, nullptr));
+  if (!session_) {
+    Fail(InternalError("libssh2_session_init failed"));
+    return;
+  }
+  libssh2_session_set_blocking(session_.get(), 0);
+  PreferKnownHostKeyTypes();
+  state_ = State::kHandshaking;
+  Advance(now);
+}
+
+// libssh2 prefers ECDSA host keys; when known_hosts holds another type for
+// this host, ask for that one first, as ssh does, so a known host is not
+// reported as unknown just because it has several keys.
+void Libssh2Connection::PreferKnownHostKeyTypes() {
+  std::vector<std::string> names = {KnownHostsName(alias_, port_)};
+  if (ip_ != alias_) names.push_back(KnownHostsName(ip_, port_));
+  std::vector<std::string> known =
+      KnownKeyTypes(options_.known_hosts_files, names);
+  if (known.empty()) return;
+  const char** algs = nullptr;
+  int n = libssh2_session_supported_algs(session_.get(), LIBSSH2_METHOD_HOSTKEY,
+                                         &algs);
+  if (n <= 0 || algs == nullptr) return;
+  std::vector<std::string> supported(algs, algs + n);
+  libssh2_free(session_.get(), algs);
+  std::vector<std::string> order;
+  auto add = [&](const std::string& name) {
+    bool ok = false;
+    for (const std::string& s : supported) ok = ok || s == name;
+    for (const std::string& s : order) ok = ok && s != name;
+    if (ok) order.push_back(name);
+  };
+  for (const std::string& type : known) {
+    for (const std::string& m : Split(HostKeyMethodsFor(type), ',')) add(m);
+  }
+  for (const std::string& s : supported) add(s);
+  std::string pref = Join(order, ",");
+  libssh2_session_method_pref(session_.get(), LIBSSH2_METHOD_HOSTKEY,
+                              pref.c_str());
+}
+
+void Libssh2Connection::Advance(TimePoint now) {
+  if (state_ == State::kHandshaking && !StepHandshake(now)) return;
+  if (state_ == State::kAuthenticating && !StepAuth(now)) return;
+  if (state_ == State::kRunning && exec_) {
+    Status s = exec_->Pump(now);
+    if (!s.ok()) {
+      Fail(s);
+      return;
+    }
+    if (exec_->done()) {
+      exit_result_ = exec_->result();
+      exec_.reset();
+      state_ = State::kExited;
+    }
+  }
+}
+
+// Returns true when the handshake finished and the host key is accepted.
+bool Libssh2Connection::StepHandshake(TimePoint now) {
+  int rc = libssh2_session_handshake(session_.get(), sock_.get());
+  if (rc == LIBSSH2_ERROR_EAGAIN) {
+    wait_events_ = DirectionsToEvents(
+        libssh2_session_block_directions(session_.get()));
+    return false;
+  }
+  if (rc != 0) {
+    // Refused, reset or dropped during banner/kex: sshd may be starting
+    // (or MaxStartups throttling), so a new attempt may succeed.
+    Fail(UnavailableError("SSH handshake failed: " +
+                          LastError(session_.get())));
+    return false;
+  }
+  handshake_done_ = true;
+  size_t key_len = 0;
+  int key_type = 0;
+  const char* key =
+      libssh2_session_hostkey(session_.get(), &key_len, &key_type);
+  const char* hash =
+      libssh2_hostkey_hash(session_.get(), LIBSSH2_HOSTKEY_HASH_SHA256);
+  if (key == nullptr || key_len == 0 || hash == nullptr) {
+    Fail(InternalError("the server sent no host key"));
+    return false;
+  }
+  Status s = VerifyHostKey(
+      session_.get(), options_.strict_host_key_checking,
+      options_.known_hosts_files, alias_, ip_, port_,
+      std::string_view(key, key_len),
+      Sha256Fingerprint(std::string_view(hash, 32)));
+  if (!s.ok()) {
+    Fail(s);
+    return false;
+  }
+  state_ = State::kAuthenticating;
+  (void)now;
+  return true;
+}
+
+// Returns true once authenticated.
+bool Libssh2Connection::StepAuth(TimePoint now) {
+  if (options_.identity_files.empty()) {
+    Fail(PermissionDeniedError(
+        "no identity file to authenticate user \"" + options_.user +
+        "\" with: none of ~/.ssh/id_ed25519, id_ecdsa, id_rsa exists; pass "
+        "-i FILE or set IdentityFile"));
+    return false;
+  }
+  while (identity_index_ < options_.identity_files.size()) {
+    const std::string& priv = options_.identity_files[identity_index_];
+    std::string pub = priv + ".pub";
+    bool have_pub = FileExists(pub);
+    int rc = libssh2_userauth_publickey_fromfile_ex(
+        session_.get(), options_.user.c_str(),
+        static_cast<unsigned>(options_.user.size()),
+        have_pub ? pub.c_str() : nullptr, priv.c_str(), "");
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      wait_events_ = DirectionsToEvents(
+          libssh2_session_block_directions(session_.get()));
+      return false;
+    }
+    if (rc == 0) {
+      OnAuthenticated(now);
+      return true;
+    }
+    std::string why = LastError(session_.get());
+    ++identity_index_;
+    if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
+        rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+      ++rejected_;
+      tried_.push_back(priv + " (rejected)");
+    } else if (rc == LIBSSH2_ERROR_FILE ||
+               rc == LIBSSH2_ERROR_KEYFILE_AUTH_FAILED ||
+               rc == LIBSSH2_ERROR_METHOD_NOT_SUPPORTED) {
+      tried_.push_back(priv + " (unusable: " + why +
+                       "; passphrase-protected or unsupported format?)");
+    } else {
+      // The connection broke. After a rejection this is most likely sshd's
+      // MaxAuthTries, so it counts as an auth failure below.
+      if (rejected_ == 0) {
+        Fail(UnavailableError("connection lost during authentication: " +
+                              why));
+        return false;
+      }
+      tried_.push_back(priv + " (connection closed: " + why + ")");
+      break;
+    }
+  }
+  Fail(PermissionDeniedError(
+      "public key authentication as user \"" + options_.user +
+      "\" failed; tried " + Join(tried_, ", ") +
+      ". Check that the matching public key is in ~" + options_.user +
+      "/.ssh/authorized_keys on the pod (or sshd's AuthorizedKeysFile), "
+      "that sshd's StrictModes accepts the modes of that file and its "
+      "directories (a Secret mount needs defaultMode 0600/0400 and must not "
+      "be group/world-writable), and that the right user is used (-l or "
+      "User)"));
+  return false;
+}
+
+void Libssh2Connection::OnAuthenticated(TimePoint now) {
+  state_ = State::kReady;
+  attempt_deadline_ = TimePoint::max();
+  last_inbound_ = now;
+  if (options_.server_alive_interval_s > 0) {
+    libssh2_keepalive_config(session_.get(), 1,
+                             static_cast<unsigned>(
+                                 options_.server_alive_interval_s));
+    next_keepalive_ = now + std::chrono::seconds(
+                                options_.server_alive_interval_s);
+  }
+}
+
+Status Libssh2Connection::Exec(const std::string& command, StdioFds stdio) {
+  if (state_ != State::kReady) {
+    return FailedPreconditionError("Exec: the connection is not ready");
+  }
+  exec_ = std::make_unique<ExecChannel>(session_.get(), command, stdio,
+                                        options_.no_stdin);
+  state_ = State::kRunning;
+  Advance(clock_->Now());  // Sends the channel open; later steps are fd-driven.
+  return OkStatus();
+}
+
+void Libssh2Connection::Signal(const std::string& name) {
+  if (state_ == State::kRunning && exec_) {
+    exec_->RequestSignal(name, clock_->Now());
+    Advance(clock_->Now());
+  }
+}
+
+void Libssh2Connection::CollectFds(std::vector<pollfd>* fds) {
+  short events = 0;
+  switch (state_) {
+    case State::kConnecting:
+      events = POLLOUT;
+      break;
+    case State::kHandshaking:
+    case State::kAuthenticating:
+      events = wait_events_ != 0 ? wait_events_ : POLLIN;
+      break;
+    case State::kRunning:
+      if (exec_) {
+        events = exec_->SocketEvents();
+        exec_->CollectStdioFds(fds);
+      }
+      break;
+    default:
+      // kReady: nothing to read until Exec (replies to keepalives wait in
+      // the socket buffer). kExited/kFailed: done.
+      break;
+  }
+  reading_socket_ = (events & POLLIN) != 0;
+  // An fd with no events still reports POLLHUP/POLLERR, which would spin.
+  if (events != 0) fds->push_back({sock_.get(), events, 0});
+}
+
+TimePoint Libssh2Connection::NextWake() const {
+  switch (state_) {
+    case State::kConnecting:
+    case State::kHandshaking:
+    case State::kAuthenticating:
+      return attempt_deadline_;
+    case State::kReady:
+    case State::kRunning: {
+      TimePoint t = exec_ ? exec_->NextWake() : TimePoint::max();
+      if (options_.server_alive_interval_s > 0) {
+        t = std::min(t, next_keepalive_);
+        if (options_.server_alive_count_max > 0 && reading_socket_) {
+          t = std::min(t, last_inbound_ +
+                              std::chrono::seconds(
+                                  options_.server_alive_interval_s *
+                                  options_.server_alive_count_max));
+        }
+      }
+      return t;
+    }
+    default:
+      return TimePoint::max();
+  }
+}
+
+void Libssh2Connection::OnFdReady(int fd, short revents, TimePoint now) {
+  if (fd == sock_.get() && (revents & POLLIN)) last_inbound_ = now;
+  if (state_ == State::kConnecting) {
+    if (fd == sock_.get()) FinishConnect(now);
+    return;
+  }
+  Advance(now);
+}
+
+void Libssh2Connection::OnTimer(TimePoint now) {
+  switch (state_) {
+    case State::kConnecting:
+    case State::kHandshaking:
+    case State::kAuthenticating:
+      if (now >= attempt_deadline_) {
+        Fail(UnavailableError(
+            "timed out after " + FormatDuration(options_.connect_timeout) +
+            " during " + PhaseName() + " (ConnectTimeout)"));
+      }
+      return;
+    case State::kReady:
+    case State::kRunning:
+      KeepAlive(now);
+      if (state_ == State::kRunning) Advance(now);
+      return;
+    default:
+      return;
+  }
+}
+
+void Libssh2Connection::KeepAlive(TimePoint now) {
+  int interval = options_.server_alive_interval_s;
+  if (interval <= 0) return;
+  // Silence only counts while we were actually waiting for the server; a
+  // stalled stdout reader is our own doing.
+  if (!reading_socket_) last_inbound_ = now;
+  int count = options_.server_alive_count_max;
+  if (count > 0 && reading_socket_ &&
+      now - last_inbound_ >= std::chrono::seconds(interval * count)) {
+    Fail(UnavailableError(
+        "no answer from " + alias_ + " for " +
+        std::to_string(interval * count) + " s (ServerAliveInterval " +
+        std::to_string(interval) + " x ServerAliveCountMax " +
+        std::to_string(count) + ")"));
+    return;
+  }
+  if (now < next_keepalive_) return;
+  next_keepalive_ = now + std::chrono::seconds(interval);
+  // Only with room in the socket: a keepalive that half-sends would block
+  // every other libssh2 send (BAD_USE), and a full buffer already shows the
+  // link is busy.
+  pollfd p{sock_.get(), POLLOUT, 0};
+  if (::poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT)) return;
+  if (libssh2_session_block_directions(session_.get()) &
+      LIBSSH2_SESSION_BLOCK_OUTBOUND) {
+    return;
+  }
+  int seconds_to_next = 0;
+  libssh2_keepalive_send(session_.get(), &seconds_to_next);
+}
+
+class Libssh2Connector : public SshConnector {
+ public:
+  Libssh2Connector(ResolvedSshOptions options, Clock* clock)
+      : options_(std::move(options)), clock_(clock) {}
+
+  std::unique_ptr<SshConnection> Connect(const std::string& ip, int port,
+                                         const std::string& host_key_alias,
+                                         TimePoint now) override {
+    auto c = std::make_unique<Libssh2Connection>(options_, clock_, ip, port,
+                                                 host_key_alias);
+    c->Start(now);
+    return c;
+  }
+
+ private:
+  ResolvedSshOptions options_;
+  Clock* clock_;
+};
+
+}  // namespace
+
+std::unique_ptr<SshConnector> NewLibssh2Connector(ResolvedSshOptions options,
+                                                  Clock* clock) {
+  return std::make_unique<Libssh2Connector>(std::move(options), clock);
+}
+
+}  // namespace k8s_agent::ssh

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: Apache-2.0
+// One SSH connection to a pod: connect, handshake, verify, authenticate,
+// then run one command with stdio streamed. Non-blocking, loop-driven.
+
+#ifndef K8S_AGENT_PLUGIN_SSH_SSH_CLIENT_H_
+#define K8S_AGENT_PLUGIN_SSH_SSH_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "plugin/base/event_loop.h"
+#include "plugin/base/status.h"
+#include "plugin/ssh/ssh_options.h"
+
+namespace k8s_agent::ssh {
+
+/// How the remote command ended.
+struct ExitResult {
+  int exit_status = 0;      ///< Valid when signal is empty.
+  std::string signal;       ///< "TERM", "KILL", ... when killed by one.
+  std::string signal_message;
+};
+
+/// Where the remote command's stdio goes. Defaults are the agent's own.
+struct StdioFds {
+  int in = 0;   ///< -1: send EOF at once.
+  int out = 1;
+  int err = 2;
+};
+
+/// The connection state machine:
+///
+///   kConnecting --TCP up--> kHandshaking --keys ok--> kAuthenticating
+///        --auth ok--> kReady --Exec()--> kRunning --exit--> kExited
+///   any state --error--> kFailed (status() says why; IsRetryable tells
+///   whether a fresh attempt may succeed, e.g. refused while sshd starts)
+///
+/// Host keys are verified between handshake and auth; a mismatch is
+/// kFailedPrecondition and is never retried.
+class SshConnection : public Pollable {
+ public:
+  enum class State {
+    kConnecting,
+    kHandshaking,
+    kAuthenticating,
+    kReady,
+    kRunning,
+    kExited,
+    kFailed
+  };
+
+  ~SshConnection() override = default;
+
+  virtual State state() const = 0;
+  /// kFailed only.
+  virtual const Status& status() const = 0;
+  /// Starts `command` (one string for the remote shell, no pty) once
+  /// kReady. Stdio is pumped by the loop; kExited when the remote side
+  /// reported its exit and the output is drained.
+  virtual Status Exec(const std::string& command, StdioFds stdio) = 0;
+  /// kExited only.
+  virtual const ExitResult& exit_result() const = 0;
+  /// Forwards a signal ("TERM") to the remote command if the server
+  /// supports it, then closes the channel.
+  virtual void Signal(const std::string& name) = 0;
+};
+
+/// Makes connections. Abstract so the per-host wait is unit-tested with
+/// scripted attempts instead of sockets.
+class SshConnector {
+ public:
+  virtual ~SshConnector() = default;
+  /// `host_key_alias` is the name host keys are checked under (the host
+  /// Open MPI gave); `ip` is where to connect.
+  virtual std::unique_ptr<SshConnection> Connect(
+      const std::string& ip, int port, const std::string& host_key_alias,
+      TimePoint now) = 0;
+};
+
+/// The libssh2 implementation.
+std::unique_ptr<SshConnector> NewLibssh2Connector(ResolvedSshOptions options,
+                                                  Clock* clock);
+
+}  // namespace k8s_agent::ssh
+
+#endif  // K8S_AGENT_PLUGIN_SSH_SSH_CLIENT_H_

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: Apache-2.0
+// ssh option parsing (-o, ssh_config) and defaults, with ssh's precedence.
+
+#include "plugin/ssh/ssh_options.h"
+
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "plugin/base/log.h"
+#include "plugin/base/strings.h"
+
+namespace k8s_agent::ssh {
+namespace {
+
+StatusOr<bool> ParseYesNo(const std::string& key, const std::string& value) {
+  std::string v = ToLower(value);
+  if (v == "yes" || v == "true") return true;
+  if (v == "no" || v == "false") return false;
+  return InvalidArgumentError(key + ": expected yes or no, got \"" +
+                              Printable(value) + "\"");
+}
+
+StatusOr<int> ParseBoundedInt(const std::string& key, const std::string& value,
+                              int min, int max) {
+  StatusOr<int> n = ParseInt(value);
+  if (!n.ok() || *n < min || *n > max) {
+    return InvalidArgumentError(key + ": expected a number from " +
+                                std::to_string(min) + " to " +
+                                std::to_string(max) + ", got \"" +
+                                Printable(value) + "\"");
+  }
+  return *n;
+}
+
+// ssh's time format for ServerAliveInterval/ConnectTimeout: a bare number
+// is seconds; "30s", "1m" also work.
+StatusOr<Duration> ParseSshTime(const std::string& key,
+                                const std::string& value) {
+  std::string v = ToLower(value);
+  if (v == "none") return Duration::zero();
+  StatusOr<Duration> d = ParseDuration(v);
+  if (!d.ok()) return d.status().WithContext(key);
+  return *d;
+}
+
+// Splits a value list on blanks, honouring double quotes as ssh does.
+std::vector<std::string> SplitArgs(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    if (i >= s.size()) break;
+    std::string word;
+    if (s[i] == '"') {
+      size_t end = s.find('"', i + 1);
+      if (end == std::string_view::npos) end = s.size();
+      word = std::string(s.substr(i + 1, end - i - 1));
+      i = end + 1;
+    } else {
+      size_t end = s.find_first_of(" \t", i);
+      if (end == std::string_view::npos) end = s.size();
+      word = std::string(s.substr(i, end - i));
+      i = end;
+    }
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
+std::string HomeDir() {
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && home[0] != '\0') return home;
+  struct passwd* pw = ::getpwuid(::getuid());
+  if (pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
+  return "/";
+}
+
+bool IsReadableFile(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(path.c_str(), R_OK) == 0;
+}
+
+// "~/x" and "%d/x" are the home directory, as in ssh_config.
+std::string ExpandPath(const std::string& path, const std::string& home) {
+  if (path == "~") return home;
+  if (StartsWith(path, "~/")) return home + path.substr(1);
+  if (StartsWith(path, "%d/")) return home + path.substr(2);
+  return path;
+}
+
+// ssh's match_pattern: '*' any run, '?' one character. Case-insensitive
+// because ssh lowercases the host name before matching.
+bool MatchPattern(std::string_view s, std::string_view p) {
+  size_t si = 0, pi = 0, star = std::string_view::npos, mark = 0;
+  while (si < s.size()) {
+    if (pi < p.size() &&
+        (p[pi] == '?' || std::tolower(static_cast<unsigned char>(p[pi])) ==
+                             std::tolower(static_cast<unsigned char>(s[si])))) {
+      ++si;
+      ++pi;
+    } else if (pi < p.size() && p[pi] == '*') {
+      star = pi++;
+      mark = si;
+    } else if (star != std::string_view::npos) {
+      pi = star + 1;
+      si = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (pi < p.size() && p[pi] == '*') ++pi;
+  return pi == p.size();
+}
+
+// A Host line matches when some pattern matches and no negated one does.
+bool HostLineMatches(const std::vector<std::string>& patterns,
+                     const std::string& host) {
+  bool matched = false;
+  for (const std::string& word : patterns) {
+    for (const std::string& pattern : Split(word, ',')) {
+      if (pattern.empty()) continue;
+      if (pattern[0] == '!') {
+        if (MatchPattern(host, std::string_view(pattern).substr(1))) {
+          return false;
+        }
+      } else if (MatchPattern(host, pattern)) {
+        matched = true;
+      }
+    }
+  }
+  return matched;
+}
+
+}  // namespace
+
+bool HostPatternMatches(const std::string& pattern_list,
+                        const std::string& host) {
+  return HostLineMatches(SplitArgs(pattern_list), host);
+}
+
+void SshOptions::MergeFrom(const SshOptions& lower) {
+  if (!user) user = lower.user;
+  if (!port) port = lower.port;
+  identity_files.insert(identity_files.end(), lower.identity_files.begin(),
+                        lower.identity_files.end());
+  if (!strict_host_key_checking) {
+    strict_host_key_checking = lower.strict_host_key_checking;
+  }
+  if (user_known_hosts_files.empty()) {
+    user_known_hosts_files = lower.user_known_hosts_files;
+  }
+  if (!connect_timeout) connect_timeout = lower.connect_timeout;
+  if (!server_alive_interval_s) {
+    server_alive_interval_s = lower.server_alive_interval_s;
+  }
+  if (!server_alive_count_max) {
+    server_alive_count_max = lower.server_alive_count_max;
+  }
+  if (!connection_attempts) connection_attempts = lower.connection_attempts;
+  if (!batch_mode) batch_mode = lower.batch_mode;
+  if (!log_level) log_level = lower.log_level;
+  no_stdin = no_stdin || lower.no_stdin;
+}
+
+Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
+                      SshOptions* options, bool* known) {
+  std::string key = ToLower(Trim(raw_key));
+  std::string value(Trim(raw_value));
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    value = value.substr(1, value.size() - 2);
+  }
+  if (known != nullptr) *known = true;
+  // Values are validated even when an earlier source already set the key,
+  // so a typo is reported wherever it is; the first value wins, as in ssh.
+  if (key == "port") {
+    K8S_ASSIGN_OR_RETURN(int port, ParseBoundedInt("Port", value, 1, 65535));
+    if (!options->port) options->port = port;
+  } else if (key == "user") {
+    if (value.empty()) return InvalidArgumentError("User: empty value");
+    if (!options->user) options->user = value;
+  } else if (key == "identityfile") {
+    if (value.empty()) return InvalidArgumentError("IdentityFile: empty value");
+    options->identity_files.push_back(value);
+  } else if (key == "stricthostkeychecking") {
+    std::string v = ToLower(value);
+    StrictHostKeyChecking mode;
+    if (v == "yes" || v == "true" || v == "ask") {
+      mode = StrictHostKeyChecking::kYes;  // Nobody to ask: treat as yes.
+    } else if (v == "accept-new") {
+      mode = StrictHostKeyChecking::kAcceptNew;
+    } else if (v == "no" || v == "off" || v == "false") {
+      mode = StrictHostKeyChecking::kNo;
+    } else {
+      return InvalidArgumentError(
+          "StrictHostKeyChecking: expected yes, accept-new, no or ask, got \"" +
+          Printable(value) + "\"");
+    }
+    if (!options->strict_host_key_checking) {
+      options->strict_host_key_checking = mode;
+    }
+  } else if (key == "userknownhostsfile") {
+    std::vector<std::string> files = SplitArgs(value);
+    if (files.empty()) {
+      return InvalidArgumentError("UserKnownHostsFile: empty value");
+    }
+    for (std::string& f : files) {
+      if (ToLower(f) == "none") f = "/dev/null";
+    }
+    if (options->user_known_hosts_files.empty()) {
+      options->user_known_hosts_files = std::move(files);
+    }
+  } else if (key == "connecttimeout") {
+    K8S_ASSIGN_OR_RETURN(Duration d, ParseSshTime("ConnectTimeout", value));
+    if (!options->connect_timeout) options->connect_timeout = d;
+  } else if (key == "serveraliveinterval") {
+    K8S_ASSIGN_OR_RETURN(Duration d,
+                         ParseSshTime("ServerAliveInterval", value));
+    auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+    if (s > 86400 * 365) {
+      return InvalidArgumentError("ServerAliveInterval: too large");
+    }
+    if (!options->server_alive_interval_s) {
+      options->server_alive_interval_s = static_cast<int>(s);
+    }
+  } else if (key == "serveralivecountmax") {
+    K8S_ASSIGN_OR_RETURN(
+        int n, ParseBoundedInt("ServerAliveCountMax", value, 0, 1000000));
+    if (!options->server_alive_count_max) options->server_alive_count_max = n;
+  } else if (key == "connectionattempts") {
+    K8S_ASSIGN_OR_RETURN(
+        int n, ParseBoundedInt("ConnectionAttempts", value, 1, 1000000));
+    if (!options->connection_attempts) options->connection_attempts = n;
+  } else if (key == "batchmode") {
+    K8S_ASSIGN_OR_RETURN(bool b, ParseYesNo("BatchMode", value));
+    if (!options->batch_mode) options->batch_mode = b;
+  } else if (key == "loglevel") {
+    std::string v = ToLower(value);
+    static const char* const kLevels[] = {
+        "quiet", "fatal", "error",  "info",   "verbose",
+        "debug", "debug1", "debug2", "debug3"};
+    bool ok = false;
+    for (const char* level : kLevels) ok = ok || v == level;
+    if (!ok) {
+      return InvalidArgumentError("LogLevel: unknown level \"" +
+                                  Printable(value) + "\"");
+    }
+    if (!options->log_level) options->log_level = v;
+  } else {
+    if (known != nullptr) *known = false;
+  }
+  return OkStatus();
+}
+
+StatusOr<SshOptions> ParseSshConfig(const std::string& text,
+                                    const std::string& host,
+                                    const std::string& origin) {
+  SshOptions options;
+  // Lines before the first Host/Match apply to every host.
+  bool active = true;
+  int line_no = 0;
+  for (const std::string& raw : Split(text, '\n')) {
+    ++line_no;
+    std::string_view line = Trim(raw);
+    if (line.empty() || line[0] == '#') continue;
+    // "Key Value", "Key=Value" and "Key = Value" are all valid.
+    size_t key_end = line.find_first_of(" \t=");
+    std::string key(line.substr(0, key_end));
+    std::string_view rest;
+    if (key_end != std::string_view::npos) {
+      rest = Trim(line.substr(key_end));
+      if (!rest.empty() && rest[0] == '=') rest = Trim(rest.substr(1));
+    }
+    std::string lower_key = ToLower(key);
+    if (lower_key == "host") {
+      active = HostLineMatches(SplitArgs(rest), host);
+      continue;
+    }
+    if (lower_key == "match") {
+      // Match criteria (exec, canonical, ...) are not evaluated: the
+      // block is skipped, which is safe because it can only add settings.
+      active = false;
+      continue;
+    }
+    if (!active) continue;
+    if (lower_key == "include") {
+      LogDebug(origin + ":" + std::to_string(line_no) +
+               ": Include is not supported; ignored");
+      continue;
+    }
+    Status s = ApplySshOption(key, std::string(rest), &options);
+    if (!s.ok()) {
+      return s.WithContext(origin + ":" + std::to_string(line_no));
+    }
+  }
+  return options;
+}
+
+ResolvedSshOptions Resolve(const SshOptions& options) {
+  ResolvedSshOptions r;
+  std::string home = HomeDir();
+  if (options.user) {
+    r.user = *options.user;
+  } else if (const char* u = std::getenv("USER"); u != nullptr && *u) {
+    r.user = u;
+  } else if (struct passwd* pw = ::getpwuid(::getuid()); pw != nullptr) {
+    r.user = pw->pw_name;
+  } else {
+    r.user = "root";
+  }
+  if (options.port) r.port = *options.port;
+
+  if (!options.identity_files.empty()) {
+    for (const std::string& f : options.identity_files) {
+      std::string path = ExpandPath(f, home);
+      if (IsReadableFile(path)) {
+        r.identity_files.push_back(path);
+      } else {
+        LogWarning("identity file " + path + " not accessible; skipped");
+      }
+    }
+  } else {
+    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
+      std::string path = home + "/.ssh/" + name;
+      if (IsReadableFile(path)) r.identity_files.push_back(path);
+    }
+  }
+
+  if (options.strict_host_key_checking) {
+    r.strict_host_key_checking = *options.strict_host_key_checking;
+  }
+  if (options.user_known_hosts_files.empty()) {
+    r.known_hosts_files.push_back(home + "/.ssh/known_hosts");
+  } else {
+    for (const std::string& f : options.user_known_hosts_files) {
+      r.known_hosts_files.push_back(ExpandPath(f, home));
+    }
+  }
+  // The system-wide file is read too (never written), as ssh does.
+  r.known_hosts_files.push_back("/etc/ssh/ssh_known_hosts");
+
+  if (options.connect_timeout) {
+    // ConnectTimeout=0/none means "no timeout" in ssh; a day is plenty.
+    r.connect_timeout = *options.connect_timeout > Duration::zero()
+                            ? *options.connect_timeout
+                            : std::chrono::hours(24);
+  }
+  if (options.server_alive_interval_s) {
+    r.server_alive_interval_s = *options.server_alive_interval_s;
+  }
+  if (options.server_alive_count_max) {
+    r.server_alive_count_max = *options.server_alive_count_max;
+  }
+  r.no_stdin = options.no_stdin;
+  return r;
+}
+
+}  // namespace k8s_agent::ssh

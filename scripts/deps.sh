@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs the Debian packages k8s-agent needs to build and test, only the
+# missing ones (a second run costs a dpkg query). Sourced or run.
+set -euo pipefail
+
+K8S_AGENT_PACKAGES=(
+  cmake g++ make pkg-config
+  libcurl4-openssl-dev libssh2-1-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev
+  openssh-server openssh-client openmpi-bin libopenmpi-dev
+  iproute2 openssl curl python3 util-linux procps psmisc
+)
+
+k8s_agent_install_deps() {
+  local missing=()
+  for p in "${K8S_AGENT_PACKAGES[@]}" "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "k8s-agent: need root to install: ${missing[*]} (run with sudo)" >&2
+    return 1
+  fi
+  echo "k8s-agent: installing ${missing[*]}" >&2
+  # Another apt may hold the lock briefly (unattended upgrades): wait, don't kill.
+  local i=0
+  while fuser /var/lib/dpkg/lock-frontend >/dev/null 2>&1 && [ $i -lt 60 ]; do
+    sleep 2; i=$((i + 1))
+  done
+  apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  k8s_agent_install_deps "$@"
+fi

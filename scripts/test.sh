@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The README's test command: install what is missing, build, run every test
+# (unit, integration against a real sshd and a TLS fake API server, and the
+# end-to-end bed with real mpirun in network namespaces).
+#
+#   sudo ./scripts/test.sh            # everything (RelWithDebInfo, -Werror)
+#   sudo ./scripts/test.sh --asan     # the same under ASan + UBSan
+#   sudo ./scripts/test.sh -L unit    # extra args go to ctest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+k8s_agent_install_deps mpich libmpich-dev
+
+preset=default
+if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi
+
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+# The e2e bed needs root (network namespaces); unit and integration tests
+# do not. ctest prints the summary line CI reads.
+ctest --preset "$preset" --timeout 600 "$@"

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: Apache-2.0
+// HostWaiter scenarios against a scripted API server, scripted SSH
+// attempts and a fake clock: every transition, and the API call counts.
+
+#include "plugin/agent/host_waiter.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_ssh_connector.h"
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using State = HostWaiter::State;
+using SshState = ssh::SshConnection::State;
+
+struct PodSpec {
+  std::string name = "w-0";
+  std::string phase = "Pending";
+  std::string ip;
+  std::string uid = "uid-1";
+  std::string rv = "10";
+  std::string waiting;  // Container waiting reason.
+  std::string hostname;
+  bool ready = false;
+  std::string unschedulable;
+};
+
+nlohmann::json PodJson(const PodSpec& p) {
+  nlohmann::json pod = {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       {{"name", p.name},
+        {"namespace", "default"},
+        {"uid", p.uid},
+        {"resourceVersion", p.rv}}},
+      {"spec", {{"containers", {{{"name", "main"}}}}}},
+      {"status", {{"phase", p.phase}}}};
+  if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
+  if (!p.ip.empty()) {
+    pod["status"]["podIP"] = p.ip;
+    pod["status"]["podIPs"] = {{{"ip", p.ip}}};
+  }
+  nlohmann::json cs = {{"name", "main"}, {"ready", p.ready},
+                       {"restartCount", 0}, {"image", "x"}, {"imageID", "x"}};
+  if (!p.waiting.empty()) {
+    cs["state"] = {{"waiting", {{"reason", p.waiting}, {"message", "boom"}}}};
+  }
+  pod["status"]["containerStatuses"] = {cs};
+  pod["status"]["conditions"] = {
+      {{"type", "Ready"}, {"status", p.ready ? "True" : "False"}}};
+  if (!p.unschedulable.empty()) {
+    pod["status"]["conditions"].push_back({{"type", "PodScheduled"},
+                                           {"status", "False"},
+                                           {"reason", "Unschedulable"},
+                                           {"message", p.unschedulable}});
+  }
+  return pod;
+}
+
+std::string Event(const char* type, const PodSpec& p) {
+  return nlohmann::json({{"type", type}, {"object", PodJson(p)}}).dump() + "\n";
+}
+
+std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const PodSpec& p : pods) items.push_back(PodJson(p));
+  return nlohmann::json({{"kind", "PodList"},
+                         {"metadata", {{"resourceVersion", rv}}},
+                         {"items", items}})
+      .dump();
+}
+
+class HostWaiterTest : public ::testing::Test {
+ protected:
+  HostWaiterTest() : client_(&http_, Config()) {}
+
+  static kube::ClusterConfig Config() {
+    kube::ClusterConfig c;
+    c.server = "https://10.96.0.1:443";
+    c.ns = "default";
+    c.token = "t";
+    return c;
+  }
+
+  HostWaiter& Make(const std::string& host, WaitPolicy policy = {}) {
+    StatusOr<HostName> name = ParseHostName(host);
+    EXPECT_THAT(name, IsOk());
+    if (policy.ns.empty()) policy.ns = "default";
+    waiter_ = std::make_unique<HostWaiter>(*name, policy, &client_, &ssh_,
+                                           &clock_, &tracer_, 1);
+    waiter_->Start(clock_.Now());
+    return *waiter_;
+  }
+
+  // Advances time and runs the waiter's timers, as the loop would.
+  void Advance(Duration d) {
+    clock_.Advance(d);
+    if (waiter_->NextWake() <= clock_.Now()) waiter_->OnTimer(clock_.Now());
+  }
+
+  std::string Path(size_t i) const { return http_.request(i).path; }
+
+  FakeClock clock_;
+  kube::FakeHttpTransport http_;
+  kube::KubeClient client_;
+  ssh::FakeSshConnector ssh_;
+  Tracer tracer_;
+  std::unique_ptr<HostWaiter> waiter_;
+};
+
+TEST_F(HostWaiterTest, ReadyPodCostsOneApiCallAndOneHandshake) {
+  // Given a Running pod with an IP and sshd up, expect one GET, no watch,
+  // and the probing connection handed over.
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  ASSERT_EQ(http_.size(), 1u);
+  EXPECT_EQ(Path(0), "/api/v1/namespaces/default/pods/w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(http_.size(), 1u);
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.5");
+  EXPECT_NE(w.TakeConnection(), nullptr);
+}
+
+TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheGetsVersion) {
+  // Given a Pending pod that turns Running, expect GET + one WATCH from the
+  // pod's resourceVersion, then the watch cancelled once SSH is ready.
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.rv = "41"}).dump());
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(Path(1), HasSubstr("fieldSelector=metadata.name%3Dw-0"));
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=41"));
+  EXPECT_THAT(Path(1), HasSubstr("watch=true"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.7",
+                                   .rv = "42"}));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.7");
+  EXPECT_EQ(http_.size(), 2u);
+  std::vector<pollfd> fds;
+  w.CollectFds(&fds);  // The loop's next iteration retires the watch.
+  EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
+}
+
+TEST_F(HostWaiterTest, PodNotCreatedYetCostsGetListWatch) {
+  // Given a 404, expect LIST (for its resourceVersion and hostname
+  // matches), then WATCH from the list's version: 3 calls in all.
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-9");
+  http_.Respond(0, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(Path(1), HasSubstr("/api/v1/namespaces/default/pods?"));
+  http_.Respond(1, 200, List({}, "77"));
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("resourceVersion=77"));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  http_.Headers(2, 200);
+  http_.Data(2, Event("ADDED", {.name = "w-9", .phase = "Running",
+                                .ip = "10.0.0.9", .rv = "78"}));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(http_.size(), 3u);
+}
+
+TEST_F(HostWaiterTest, HostnameMatchesSpecHostname) {
+  // Given an Indexed Job pod named job-0-abcde with spec.hostname job-0,
+  // expect HOST job-0 to resolve to it.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 404, "{}");
+  http_.Respond(1, 200,
+                List({{.name = "job-0-abcde", .phase = "Running",
+                       .ip = "10.0.0.3", .hostname = "job-0"},
+                      {.name = "job-1-xyz", .hostname = "job-1"}},
+                     "5"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-abcde");
+}
+
+TEST_F(HostWaiterTest, IpLiteralMatchesPodIpAndAmbiguityIsAnError) {
+  HostWaiter& w = Make("10.0.0.3");
+  ASSERT_EQ(http_.size(), 1u);
+  EXPECT_THAT(Path(0), HasSubstr("/pods?"));
+  http_.Respond(0, 200,
+                List({{.name = "a", .phase = "Running", .ip = "10.0.0.3"},
+                      {.name = "b", .phase = "Running", .ip = "10.0.0.3"}},
+                     "5"));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition, "a, b"));
+}
+
+TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Headers(1, 200);
+  PodSpec failed{.phase = "Failed", .rv = "11"};
+  nlohmann::json pod = PodJson(failed);
+  pod["status"]["reason"] = "Evicted";
+  pod["status"]["message"] = "low on memory";
+  http_.Data(1, nlohmann::json({{"type", "MODIFIED"}, {"object", pod}}).dump() +
+                    "\n");
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "pod default/w-0 is Failed: Evicted: low "
+                                   "on memory"));
+  EXPECT_TRUE(ssh_.attempts.empty());
+}
+
+TEST_F(HostWaiterTest, ImagePullBackOffFailsFastAndIsConfigurable) {
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.waiting = "ImagePullBackOff"}).dump());
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "container main is waiting: ImagePullBackOff: boom"));
+
+  WaitPolicy lenient;
+  lenient.fatal_reasons = {"CrashLoopBackOff"};
+  HostWaiter& w2 = Make("w-0", lenient);
+  http_.Respond(http_.last_index(),
+                200, PodJson({.waiting = "ImagePullBackOff"}).dump());
+  EXPECT_EQ(w2.state(), State::kWaitingForPod);
+}
+
+TEST_F(HostWaiterTest, UnschedulableIsReportedButWaitedOn) {
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.unschedulable = "0/3 nodes"}).dump());
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  EXPECT_TRUE(http_.active(1));
+}
+
+TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
+  // Given a Running pod whose sshd refuses twice, expect retries after
+  // backoffs of tens of milliseconds, then ready on the third attempt.
+  ssh_.Refuse(2);
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(w.state(), State::kBackoff);
+  Duration first_wait = w.NextWake() - clock_.Now();
+  EXPECT_GT(first_wait, Duration::zero());
+  EXPECT_LE(first_wait, milliseconds(20));
+  Advance(first_wait);
+  EXPECT_EQ(w.state(), State::kBackoff);
+  EXPECT_EQ(ssh_.attempts.size(), 2u);
+  Advance(w.NextWake() - clock_.Now());
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.ssh_attempts(), 3);
+  EXPECT_EQ(http_.size(), 1u) << "a ready Running pod needs no watch";
+}
+
+TEST_F(HostWaiterTest, HostKeyMismatchIsNotRetried) {
+  ssh_.script.push_back({SshState::kFailed,
+                         FailedPreconditionError("host key mismatch")});
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "ssh to pod default/w-0 at 10.0.0.5: host "
+                                   "key mismatch"));
+  EXPECT_EQ(ssh_.attempts.size(), 1u);
+}
+
+TEST_F(HostWaiterTest, ReplacedPodAbandonsTheOldProbe) {
+  // Given a probe hanging on the old IP, when the pod is replaced (new UID
+  // and IP), expect the old attempt destroyed and a probe of the new IP.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5",
+                                   .rv = "11"}));
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_EQ(w.state(), State::kProbing);
+  http_.Data(1, Event("DELETED", {.phase = "Running", .ip = "10.0.0.5",
+                                  .rv = "12"}));
+  EXPECT_TRUE(ssh_.attempts[0]->destroyed);
+  ssh_.Succeed();
+  http_.Data(1, Event("ADDED", {.phase = "Running", .ip = "10.0.0.6",
+                                .uid = "uid-2", .rv = "13"}));
+  ASSERT_EQ(ssh_.attempts.size(), 2u);
+  EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.6");
+  EXPECT_EQ(w.state(), State::kReady);
+}
+
+TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(30);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Headers(1, 200);
+  http_.Data(1, Event("DELETED", {.rv = "12"}));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(29));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(1));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "deleted and not replaced"));
+}
+
+TEST_F(HostWaiterTest, TimeoutNamesTheLastStateSeen) {
+  WaitPolicy policy;
+  policy.timeout = std::chrono::minutes(10);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.waiting = "ContainerCreating"}).dump());
+  for (int i = 0; i < 30 && !w.done(); ++i) Advance(seconds(30));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kDeadlineExceeded,
+                       "timed out after 10m0s waiting for pod default/w-0: "
+                       "Pending: ContainerCreating for 10m0s"));
+}
+
+TEST_F(HostWaiterTest, TimeoutWhileSshRefusesCountsAttempts) {
+  WaitPolicy policy;
+  policy.timeout = seconds(5);
+  ssh_.Refuse(1000);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.1.2.3"}).dump());
+  while (!w.done()) Advance(w.NextWake() - clock_.Now());
+  EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
+                                   "Running at 10.1.2.3 but ssh is not ready"));
+  EXPECT_THAT(w.status().message(), HasSubstr("Connection refused"));
+  EXPECT_GT(w.ssh_attempts(), 10);
+}
+
+TEST_F(HostWaiterTest, WaitForReadyRequiresTheReadyCondition) {
+  WaitPolicy policy;
+  policy.require_ready = true;
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5",
+                                   .rv = "11", .ready = true}));
+  EXPECT_EQ(w.state(), State::kReady);
+}
+
+TEST_F(HostWaiterTest, IdleWaiterSleepsUntilItsNextDeadline) {
+  // A waiting host must never ask the loop for an immediate wakeup.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({}).dump());
+  EXPECT_GT(w.NextWake(), clock_.Now() + seconds(1));
+}
+
+TEST_F(HostWaiterTest, RbacErrorFailsWithoutRetry) {
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 403,
+                R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                R"("message":"pods \"w-0\" is forbidden"})");
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kPermissionDenied));
+}
+
+TEST_F(HostWaiterTest, ServerErrorsAreRetriedWithBackoff) {
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 503, R"({"kind":"Status","code":503})");
+  EXPECT_EQ(w.state(), State::kResolving);
+  EXPECT_EQ(http_.size(), 1u);
+  Advance(w.NextWake() - clock_.Now());
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Respond(1, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(w.state(), State::kReady);
+}
+
+}  // namespace
+}  // namespace k8s_agent

@@ -1,0 +1,236 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# The k8s-agent binary against the fake API server (real TLS) and a real
+# sshd on loopback. Each scenario is one ctest test:
+#   agent_test.sh AGENT_BINARY SCENARIO
+set -uo pipefail
+
+AGENT=$1
+SCENARIO=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+source "$HERE/../../fake_apiserver/fake_apiserver_lib.sh"
+
+T=$(mktemp -d /tmp/k8s-agent-it.XXXXXX)
+AFTER_PIDS=()
+cleanup() {
+  for p in "${AFTER_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  # sshd may have been started from a background subshell: its pid is in
+  # a file, and it is killed by pid, never by name.
+  local pid
+  pid=$(cat "$T/sshd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+  fake_apiserver_stop "$T/api"
+  rm -rf "$T"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL [$SCENARIO]: $*" >&2; for f in "$T"/out "$T"/err; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; } >&2; done; exit 1; }
+ok() { echo "ok [$SCENARIO]: $*"; }
+
+# ---- sshd on 127.0.0.1, own keys, user key authorised --------------------
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+SSH_PORT=$(free_port)
+mkdir -p "$T/ssh" /run/sshd
+ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_key"
+ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/id_ed25519"
+cp "$T/ssh/id_ed25519.pub" "$T/ssh/authorized_keys"
+: > "$T/ssh/empty_bashrc"
+cat > "$T/ssh/sshd_config" <<CFG
+Port $SSH_PORT
+ListenAddress 127.0.0.1
+HostKey $T/ssh/host_key
+PidFile none
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+AuthorizedKeysFile $T/ssh/authorized_keys
+UseDNS no
+CFG
+# known_hosts: the key under the host names Open MPI would pass, in ssh's
+# [name]:port form for a port other than 22, as k8s-agent checks it.
+hostkey=$(cut -d' ' -f1,2 "$T/ssh/host_key.pub")
+names=""
+for h in w-0 w-1 w-late job-0.job.default.svc.cluster.local; do names+="[$h]:$SSH_PORT,"; done
+printf '%s %s\n' "${names%,}" "$hostkey" > "$T/ssh/known_hosts"
+
+start_sshd() {
+  # A private mount namespace hides root's ~/.bashrc (pyenv init costs
+  # ~150 ms per command) from this sshd only.
+  setsid unshare --mount sh -c "mount --bind $T/ssh/empty_bashrc /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $T/ssh/sshd_config" \
+    >> "$T/sshd.log" 2>&1 < /dev/null &
+  echo $! > "$T/sshd.pid"
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT) 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "sshd did not start: $(cat "$T/sshd.log")"
+}
+
+# ---- fake API server ------------------------------------------------------
+fake_apiserver_certs "$T/api" || fail "certs"
+printf '[]' > "$T/pods.json"
+fake_apiserver_start "$T/api" --pods "$T/pods.json" || fail "apiserver"
+api() { fake_apiserver_control "$T/api" "$@" >/dev/null || fail "control $*"; }
+pod() { api PUT "/_control/pods/default/$1" "$2"; }
+requests() { fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
+
+export K8S_AGENT_SERVER="https://127.0.0.1:$FAKE_APISERVER_PORT"
+export K8S_AGENT_CERTIFICATE_AUTHORITY="$T/api/ca.crt"
+export K8S_AGENT_TOKEN_FILE="$T/api/token"
+export K8S_AGENT_NAMESPACE=default
+export K8S_AGENT_TRACE="$T/trace.jsonl"
+unset KUBERNETES_SERVICE_HOST KUBECONFIG
+SSH_ARGS=(-p "$SSH_PORT" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/known_hosts" -o StrictHostKeyChecking=yes -l root)
+
+run_agent() {  # run_agent ARGS... ; sets RC
+  "$AGENT" "${SSH_ARGS[@]}" "$@" > "$T/out" 2> "$T/err"
+  RC=$?
+}
+trace_has() { grep -q "\"event\":\"$1\"" "$T/trace.jsonl" || fail "no $1 in trace"; }
+after() {  # after SECONDS CMD...: run a control step later, in the background
+  local s=$1; shift
+  ( sleep "$s"; "$@" ) &
+  AFTER_PIDS+=($!)
+}
+
+case "$SCENARIO" in
+ready)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  start_sshd
+  run_agent w-0 echo hello '"$((6*7))"' "'a;b'"
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = "hello 42 a;b" ] || fail "stdout: $(cat "$T/out")"
+  [ "$(requests)" = 1 ] || fail "expected 1 API request for a ready pod, got $(requests)"
+  for e in resolved pod_running ssh_ready started exited; do trace_has $e; done
+  ok "one GET, command ran through the remote shell"
+  ;;
+exit-status)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent w-0 'echo out; echo err >&2; exit 42'
+  [ $RC -eq 42 ] || fail "rc $RC, want 42"
+  [ "$(cat "$T/out")" = out ] || fail "stdout"
+  grep -q '^err$' "$T/err" || fail "stderr"
+  run_agent w-0 'kill -TERM $$'
+  [ $RC -eq 143 ] || fail "signal death rc $RC, want 143"
+  grep -q 'killed by signal TERM' "$T/err" || fail "signal message"
+  ok "status 42, streams apart, signal death 143"
+  ;;
+created-late)
+  start_sshd
+  api POST /_control/stats/reset
+  after 1 pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent w-late hostname
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(requests)" = 3 ] || fail "expected GET+LIST+WATCH = 3 requests, got $(requests)"
+  ok "waited for creation with 3 API calls"
+  ;;
+pending-then-running)
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/stats/reset
+  after 1 pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  run_agent w-0 true
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(requests)" = 2 ] || fail "expected GET+WATCH = 2 requests, got $(requests)"
+  ok "GET then one watch"
+  ;;
+running-before-sshd)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  after 1.5 start_sshd
+  t0=$(date +%s%N)
+  run_agent w-0 echo up
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = up ] || fail "stdout"
+  attempts=$(grep '"ssh_ready"' "$T/trace.jsonl" | sed 's/.*after \([0-9]*\) attempt.*/\1/')
+  [ "${attempts:-0}" -gt 1 ] || fail "expected retries before sshd listened, got '$attempts'"
+  ok "ssh refused $attempts times, then ready; $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  ;;
+failed-mid-wait)
+  pod w-0 '{"phase":"Pending"}'
+  after 1 pod w-0 '{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}'
+  t0=$(date +%s%N)
+  run_agent w-0 true
+  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  [ $RC -eq 255 ] || fail "rc $RC, want 255"
+  grep -q 'k8s-agent: w-0: pod default/w-0 is Failed: Evicted: The node was low on resource: memory.' "$T/err" || fail "message"
+  [ $ms -lt 5000 ] || fail "took $ms ms to fail"
+  ok "failed fast in $ms ms: $(cat "$T/err")"
+  ;;
+image-pull)
+  pod w-0 '{"phase":"Pending","waitingReason":"ImagePullBackOff","waitingMessage":"Back-off pulling image \"nope:1\""}'
+  run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'ImagePullBackOff: Back-off pulling image "nope:1" (check the image name' "$T/err" || fail "message"
+  ok "$(cat "$T/err")"
+  ;;
+timeout)
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  run_agent --timeout 1s w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'timed out after 1.0s waiting for pod default/w-0: Pending: ContainerCreating for' "$T/err" || fail "message"
+  ok "$(cat "$T/err")"
+  ;;
+bad-hosts)
+  api POST /_control/stats/reset
+  for h in 'w/0' 'w?x' 'w#0' 'w%2e' '..' 'a b' $'w\n0' "$(printf 'x%.0s' $(seq 1 300))"; do
+    run_agent "$h" true
+    [ $RC -eq 255 ] || fail "host '$h': rc $RC"
+    grep -q 'invalid host name\|empty host name' "$T/err" || fail "host '$h': $(cat "$T/err")"
+  done
+  [ "$(requests)" = 0 ] || fail "a bad host reached the API server"
+  ok "rejected before any request"
+  ;;
+wrong-ca)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  K8S_AGENT_CERTIFICATE_AUTHORITY="$T/api/other-ca.crt" run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -qi 'certificate' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+wrong-token)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  printf 'not-the-token' > "$T/bad-token"
+  K8S_AGENT_TOKEN_FILE="$T/bad-token" run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -qi 'unauthorized\|401\|token' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "$(cat "$T/api/token")" "$T/err" "$T/trace.jsonl" && fail "token leaked"
+  ok "$(cat "$T/err")"
+  ;;
+host-key-mismatch)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/other"
+  printf '[w-0]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 "$T/ssh/other.pub")" > "$T/ssh/known_hosts"
+  run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'SHA256:' "$T/err" || fail "fingerprint missing: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+hostname)
+  start_sshd
+  pod job-0-x7k2p '{"phase":"Running","podIP":"127.0.0.1","hostname":"job-0","subdomain":"job"}'
+  run_agent job-0.job.default.svc.cluster.local echo via-hostname
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = via-hostname ] || fail "stdout"
+  ok "spec.hostname resolved to job-0-x7k2p"
+  ;;
+wait-only)
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  pod w-1 '{"phase":"Pending"}'
+  after 1 pod w-1 '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent --wait-only w-0 w-1
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ ! -s "$T/out" ] || fail "wait-only printed to stdout"
+  ok "both hosts ready"
+  ;;
+*)
+  fail "unknown scenario"
+  ;;
+esac

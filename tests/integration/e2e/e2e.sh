@@ -1,0 +1,395 @@
+#!/bin/bash
+# shellcheck disable=SC2016 # single-quoted snippets run inside the pods
+# SPDX-License-Identifier: Apache-2.0
+# End-to-end scenarios: real mpirun (and MPICH hydra) in a bed of network-namespace pods, k8s-agent as agent.
+#
+# usage: e2e.sh [--agent PATH|ssh] SCENARIO
+#   --agent PATH  the k8s-agent binary (default $K8S_AGENT); "ssh" runs with plain OpenSSH to check the bed
+#                 itself (scenarios that need pod waiting then SKIP).
+#   SCENARIO      one of the names below; "list" prints them.
+# Exit: 0 pass, 1 fail, 77 skip. Each run brings up its own bed and tears it down on any exit.
+set -uo pipefail
+
+E2E_AGENT="${K8S_AGENT:-}"
+while [[ $# -gt 1 ]]; do
+  case "$1" in
+  --agent)
+    E2E_AGENT="$2"
+    shift 2
+    ;;
+  *) break ;;
+  esac
+done
+E2E_NAME="${1:-}"
+# shellcheck source=e2e_lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/e2e_lib.sh"
+
+SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then_running s04a_pod_failed
+  s04b_image_pull_backoff s05_recreated_new_ip s06_tree_spawn s07_no_tree_spawn s08_fqdn_hostfile
+  s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5)
+
+# The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
+s00_bed_selfcheck() {
+  E2E_AGENT=ssh
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local out
+  out="$(bed_exec_launcher sh -c 'hostname; cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo;
+    echo "$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT"; test ! -e ~/.bashrc && echo no-bashrc;
+    ip route | grep -c default; getent hosts kubernetes.default.svc | cut -d" " -f1')"
+  [[ "$(echo "$out" | sed -n 1p)" == launcher ]] || fail "launcher hostname: $out"
+  [[ "$(echo "$out" | sed -n 2p)" == default ]] || fail "launcher SA namespace: $out"
+  [[ "$(echo "$out" | sed -n 3p)" == "$(bed_pod_ip apiserver):443" ]] || fail "launcher KUBERNETES_SERVICE_*: $out"
+  [[ "$(echo "$out" | sed -n 4p)" == no-bashrc ]] || fail "launcher ~/.bashrc visible: $out"
+  [[ "$(echo "$out" | sed -n 5p)" == 0 ]] || fail "launcher has a default route: $out"
+  [[ "$(echo "$out" | sed -n 6p)" == "$(bed_pod_ip apiserver)" ]] || fail "kubernetes.default.svc: $out"
+  # Nothing leaves the subnet: a connect outside fails at once (ENETUNREACH), DNS is refused locally.
+  bed_exec_launcher timeout 2 bash -c 'exec 3<>/dev/tcp/192.0.2.1/443' 2>/dev/null && fail "launcher reached 192.0.2.1"
+  bed_exec_launcher timeout 2 getent hosts example.com >/dev/null && fail "DNS lookup left the pod"
+  # Worker sessions: hostname = pod name, SA files, apiserver by its in-cluster name, launcher by name.
+  out="$(bed_exec_launcher ssh "$(bed_worker_ip w-1)" 'hostname; cat /var/run/secrets/kubernetes.io/serviceaccount/namespace; echo;
+    getent hosts kubernetes.default.svc launcher | cut -d" " -f1 | tr "\n" " "; test ! -e ~/.bashrc && echo no-bashrc')" ||
+    fail "ssh to w-1 failed: $out"
+  [[ "$out" == "w-1"$'\n'"default"$'\n'"$(bed_pod_ip apiserver) $(bed_pod_ip launcher) no-bashrc" ]] ||
+    fail "worker view wrong: $out"
+  # In-cluster API access from the launcher, through the service-account files.
+  out="$(bed_exec_launcher sh -c 'curl -sS --noproxy "*" --cacert /var/run/secrets/kubernetes.io/serviceaccount/ca.crt \
+    -H "Authorization: Bearer $(cat /var/run/secrets/kubernetes.io/serviceaccount/token)" \
+    https://kubernetes.default.svc/api/v1/namespaces/default/pods/w-1')" || fail "API GET from launcher: $out"
+  echo "$out" | grep -q '"Running"' || fail "API GET w-1 not Running: $out"
+  if [[ -x /usr/bin/kubectl ]] && grep -q '"/api"' "$BED_FAKE_APISERVER" 2>/dev/null; then
+    out="$(bed_exec_launcher kubectl get pods -o wide 2>&1)" || fail "kubectl in-cluster: $out"
+    echo "$out" | grep -qE '^w-0 +1/1 +Running' || fail "kubectl get pods: $out"
+    step "kubectl in-cluster ok"
+  fi
+  # The bed's own sshd config and known_hosts work with plain ssh, strict host key checking.
+  run_mpirun mpi 30 -H w-0,w-1 -np 2 "$HELLO"
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_no_leftovers 5
+  pass
+}
+
+s01_all_ready() {
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  run_mpirun mpi 30 -H w-0,w-1 -np 2 "$HELLO"
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0 w-1
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# w-1 does not exist in the API when mpirun starts; it is created (Running, sshd up) 2 s later.
+s02_pod_created_late() {
+  need_agent
+  bed_begin 2
+  bed_worker_ready w-0 || fail "w-0 not ready"
+  bed_sshd_start w-1 || fail "sshd w-1"
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO"
+  at_ms 2000
+  step "create pod w-1 (Running)"
+  bed_worker_phase w-1 Running || fail "control API"
+  wait_job 30
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0
+  expect_trace order w-1 pod_running ssh_ready started
+  expect_trace after w-1 pod_running "$JOB_T0_US" 1900
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# w-1 Pending without IP; Running with IP 2 s later (sshd not yet up: Running is not ready); sshd 2 s later.
+s03_pending_then_running() {
+  need_agent
+  bed_begin 2
+  bed_worker_ready w-0 || fail "w-0 not ready"
+  bed_worker_phase w-1 Pending || fail "control API"
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO"
+  at_ms 2000
+  step "w-1 Running with IP, sshd still down"
+  bed_worker_phase w-1 Running || fail "control API"
+  at_ms 4000
+  step "w-1 sshd starts"
+  bed_sshd_start w-1 || fail "sshd w-1"
+  wait_job 30
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0 w-1
+  expect_trace after w-1 pod_running "$JOB_T0_US" 1900
+  expect_trace after w-1 ssh_ready "$JOB_T0_US" 3900
+  expect_trace gap w-1 pod_running ssh_ready 1500
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# w-1 goes Failed (Evicted) while w-0 already runs its orted: mpirun fails fast, the reason is shown.
+s04a_pod_failed() {
+  need_agent
+  bed_begin 2
+  bed_worker_ready w-0 || fail "w-0 not ready"
+  bed_worker_phase w-1 Pending || fail "control API"
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO"
+  at_ms 1000
+  step "w-1 Failed: Evicted"
+  bed_pod_set w-1 '{"phase":"Failed","podIP":null,"reason":"Evicted","message":"The node was low on resource: memory."}' ||
+    fail "control API"
+  wait_job 20
+  expect_rc_nonzero
+  ((JOB_MS < 1000 + 5000)) || fail "mpirun took $((JOB_MS - 1000)) ms after the pod failed, expected < 5000"
+  expect_output 'k8s-agent: w-1: '
+  expect_output 'Evicted'
+  expect_trace order w-1 failed
+  expect_trace grep w-1 failed Evicted
+  expect_no_leftovers 5
+  pass
+}
+
+# w-1 stuck in ImagePullBackOff: the agent gives up fast with the waiting reason.
+s04b_image_pull_backoff() {
+  need_agent
+  bed_begin 2
+  bed_worker_ready w-0 || fail "w-0 not ready"
+  bed_worker_phase w-1 Pending || fail "control API"
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO"
+  at_ms 1000
+  step "w-1 waiting: ImagePullBackOff"
+  bed_worker_phase w-1 Pending '"waitingReason":"ImagePullBackOff","waitingMessage":"Back-off pulling image \"registry.invalid/mpi:nope\""' ||
+    fail "control API"
+  wait_job 30
+  expect_rc_nonzero
+  ((JOB_MS < 1000 + 10000)) || fail "mpirun took $((JOB_MS - 1000)) ms after ImagePullBackOff, expected < 10000"
+  expect_output 'k8s-agent: w-1: '
+  expect_output 'ImagePullBackOff'
+  expect_trace grep w-1 failed ImagePullBackOff
+  expect_no_leftovers 5
+  pass
+}
+
+# w-1 Running at its old IP with no sshd; deleted and recreated under the same name with a new IP, which is
+# the only one that answers. The agent must follow the new pod.
+s05_recreated_new_ip() {
+  need_agent
+  bed_begin 2
+  bed_worker_ready w-0 || fail "w-0 not ready"
+  bed_worker_phase w-1 Running || fail "control API"
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO"
+  at_ms 1500
+  step "delete pod w-1"
+  bed_pod_delete w-1 || fail "control API delete"
+  at_ms 2000
+  local new_ip
+  new_ip="$(bed_worker_readdress w-1)"
+  step "recreate w-1 Pending, then Running at $new_ip with sshd"
+  bed_worker_phase w-1 Pending || fail "control API"
+  at_ms 2500
+  bed_sshd_start w-1 || fail "sshd w-1"
+  bed_worker_phase w-1 Running || fail "control API"
+  wait_job 30
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace after w-1 ssh_ready "$JOB_T0_US" 2400
+  if uses_agent && ! trace grep w-1 ssh_ready "$new_ip" 2>/dev/null && ! trace grep w-1 started "$new_ip" 2>/dev/null; then
+    step "note: trace does not mention the new IP $new_ip (not asserted)"
+  fi
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# Tree spawn with radix 1: the orted on a worker runs k8s-agent itself (no pod env there: in-cluster files).
+s06_tree_spawn() {
+  bed_begin 3
+  bed_all_ready || fail "workers not ready"
+  local agent
+  agent="$(make_agent_wrapper)"
+  start_job mpi mpirun --allow-run-as-root --mca plm_rsh_agent "$agent" --mca routed_radix 1 \
+    -H w-0,w-1,w-2 -np 3 "$HELLO"
+  wait_job 40
+  expect_rc 0
+  expect_ranks 3
+  expect_rank_hosts 1 w-0 w-1 w-2
+  grep -qE '^agent-call from=launcher .*w-0' "$BED_DIR/agent-calls.log" || fail "mpirun did not run the agent for w-0"
+  grep -qE '^agent-call from=w-[0-9]+ ' "$BED_DIR/agent-calls.log" || fail "no agent run inside a worker pod"
+  step "agent calls: $(sed -E 's/^agent-call from=([^ ]+) (.*)/\1->\2/' "$BED_DIR/agent-calls.log" | cut -c1-40 | tr '\n' ';')"
+  expect_trace_path w-0 w-1 w-2
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# No tree spawn: orted --daemonize, the agent exits as soon as orted detached.
+s07_no_tree_spawn() {
+  bed_begin 3
+  bed_all_ready || fail "workers not ready"
+  run_mpirun mpi 40 --mca plm_rsh_no_tree_spawn 1 -H w-0,w-1,w-2 -np 3 "$HELLO"
+  expect_rc 0
+  expect_ranks 3
+  expect_rank_hosts 1 w-0 w-1 w-2
+  expect_trace_path w-0 w-1 w-2
+  local h
+  for h in w-0 w-1 w-2; do expect_trace order "$h" started exited; done
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# FQDN names kept (orte_keep_fqdn_hostnames), hostfile with slots=, ssh options via plm_rsh_args; the
+# launcher has no ~/.ssh, so the key and known_hosts must come from those options.
+s08_fqdn_hostfile() {
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local hf="$BED_DIR/hostfile" f0 f1
+  f0="$(bed_worker_fqdn w-0)"
+  f1="$(bed_worker_fqdn w-1)"
+  printf '%s slots=2\n%s slots=2\n' "$f0" "$f1" >"$hf"
+  BED_LAUNCHER_HOME=bare run_mpirun mpi 30 --mca orte_keep_fqdn_hostnames 1 --hostfile "$hf" -np 4 \
+    --mca plm_rsh_args "$(cat "$BED_DIR/ssh/agent_opts") -o ConnectTimeout=5" "$HELLO"
+  expect_rc 0
+  expect_ranks 4
+  expect_rank_hosts 2 w-0 w-1
+  expect_trace_path "$f0" "$f1"
+  if uses_agent; then
+    trace grep w-0 resolved "$f0" >/dev/null 2>&1 || fail "trace: host $f0 not resolved to pod w-0"
+  fi
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# Only the preset file configures the agent (OMPI_MCA_mca_base_param_files); nothing on the mpirun line.
+s09_preset_conf() {
+  local preset="$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" copy agent
+  [[ -f "$preset" ]] || fail "missing $preset"
+  grep -qE '^[[:space:]]*plm_rsh_agent[[:space:]]*=[[:space:]]*k8s-agent' "$preset" ||
+    fail "$preset does not set plm_rsh_agent = k8s-agent"
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  copy="$BED_DIR/openmpi-mca-params.conf"
+  if uses_agent; then agent="$E2E_AGENT"; else agent="ssh -F $BED_DIR/ssh/ssh_config"; fi
+  sed -E "s|^([[:space:]]*plm_rsh_agent[[:space:]]*=[[:space:]]*)k8s-agent|\1$agent|" "$preset" >"$copy"
+  start_job mpi env OMPI_MCA_mca_base_param_files="$copy" K8S_AGENT_TRACE="$BED_DIR/trace.jsonl" \
+    mpirun --allow-run-as-root -H w-0,w-1 -np 2 "$HELLO"
+  wait_job 30
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0 w-1
+  expect_no_leftovers 5
+  pass
+}
+
+# SIGINT (to mpirun's process group, as a terminal's Ctrl-C) and SIGTERM (to mpirun alone) mid-job:
+# everything ends, nothing is left in any pod.
+s10_signals() {
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local sig
+  for sig in INT TERM; do
+    start_mpirun "mpi-$sig" -H w-0,w-1 -np 2 "$HELLO" --sleep 60
+    wait_for_lines "$JOB_OUT" '^mpi_hello rank=[0-9]+ sleeping' 2 30
+    if [[ $sig == INT ]]; then
+      step "SIGINT to mpirun's process group"
+      kill -INT -- "-$JOB_PID"
+    else
+      step "SIGTERM to mpirun"
+      kill -TERM "$JOB_PID"
+    fi
+    wait_job 15
+    expect_rc_nonzero
+    expect_no_leftovers 10
+  done
+  pass
+}
+
+# MPICH's hydra: mpiexec.hydra -launcher ssh -launcher-exec k8s-agent; proxies call back to "launcher".
+s11_mpich_hydra() {
+  if ! command -v mpiexec.hydra >/dev/null || ! command -v mpicc.mpich >/dev/null; then
+    skip "MPICH not installed (apt-get install mpich libmpich-dev)"
+  fi
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local hello_mpich agent
+  hello_mpich="$(bed_mpi_hello mpicc.mpich)" || fail "mpicc.mpich failed"
+  agent="$(make_agent_wrapper)"
+  start_job mpi mpiexec.hydra -launcher ssh -launcher-exec "$agent" -hosts w-0,w-1 -n 2 "$hello_mpich"
+  wait_job 40
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0 w-1
+  expect_no_leftovers 5
+  pass
+}
+
+# 16 worker pods becoming ready at staggered times (some Running well before their sshd), no tree spawn.
+s12_sixteen_staggered() {
+  local n=16 i name hosts
+  bed_begin $n
+  for ((i = 0; i < n; i++)); do bed_worker_phase "$(bed_worker_name $i)" Pending || fail "control API"; done
+  hosts="$(bed_workers_list)"
+  uses_agent || bed_all_ready || fail "workers not ready" # plain ssh cannot wait: stagger only with the agent
+  start_mpirun mpi --mca plm_rsh_no_tree_spawn 1 -H "$hosts" -np $n "$HELLO"
+  for ((i = 0; i < n; i++)); do
+    name="$(bed_worker_name $i)"
+    at_ms $((300 + i * 100))
+    if ((i % 4 == 3)); then
+      bed_worker_phase "$name" Running || fail "control API" # sshd follows below
+    else
+      bed_worker_ready "$name" || fail "$name not ready"
+    fi
+  done
+  for ((i = 3; i < n; i += 4)); do bed_sshd_start "$(bed_worker_name $i)" || fail "sshd"; done
+  step "all 16 pods Running and SSH-ready"
+  wait_job 90
+  expect_rc 0
+  expect_ranks $n
+  local hs=()
+  for ((i = 0; i < n; i++)); do hs+=("$(bed_worker_name $i)"); done
+  expect_rank_hosts 1 "${hs[@]}"
+  if uses_agent; then
+    [[ "$(trace hosts started | wc -w)" == "$n" ]] || fail "trace: started for $(trace hosts started | wc -w) of $n hosts"
+  fi
+  show_timeline
+  expect_no_leftovers 10
+  pass
+}
+
+s13_openmpi5() {
+  skip "Open MPI 5 (Debian 13 openmpi-bin in a debootstrap trixie root, PRTE_MCA_plm_ssh_agent and prte-mca-params.conf) is not implemented yet"
+}
+
+case "$E2E_NAME" in
+list) printf '%s\n' "${SCENARIOS[@]}" ;;
+s[0-9][0-9]*)
+  declare -F "$E2E_NAME" >/dev/null || {
+    echo "unknown scenario $E2E_NAME" >&2
+    exit 2
+  }
+  [[ "$E2E_NAME" == s00_bed_selfcheck ]] && E2E_AGENT=ssh
+  if [[ -z "$E2E_AGENT" ]]; then
+    echo "E2E FAIL $E2E_NAME: no agent: pass --agent PATH (or ssh) or set K8S_AGENT" >&2
+    exit 1
+  fi
+  if [[ "$E2E_AGENT" != ssh && ! -x "$E2E_AGENT" ]]; then
+    echo "E2E FAIL $E2E_NAME: k8s-agent not built: $E2E_AGENT" >&2
+    exit 1
+  fi
+  [[ $EUID -eq 0 ]] || skip "needs root (network namespaces)"
+  "$E2E_NAME"
+  ;;
+*)
+  sed -n '3,9p' "$0" >&2
+  exit 2
+  ;;
+esac

@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: Apache-2.0
+// SshdFixture: keys, config and lifetime of a loopback test sshd.
+
+#include "tests/integration/ssh/sshd_fixture.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "plugin/base/strings.h"
+#include "plugin/base/unique_fd.h"
+
+extern char** environ;
+
+namespace k8s_agent::testing {
+namespace {
+
+constexpr const char* kSshd = "/usr/sbin/sshd";
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::trunc);
+  f << text;
+  f.close();
+  if (!f) return InternalError("cannot write " + path);
+  return OkStatus();
+}
+
+int FreePort() {
+  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    return -1;
+  }
+  socklen_t len = sizeof(a);
+  ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len);
+  return ntohs(a.sin_port);
+}
+
+bool PortAccepts(int port) {
+  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return ::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+}
+
+// Waits (poll as a bounded timer) up to `ms` for the child to exit.
+bool WaitExit(pid_t pid, int ms) {
+  for (int waited = 0; waited <= ms; waited += 10) {
+    pid_t r = ::waitpid(pid, nullptr, WNOHANG);
+    if (r == pid || (r < 0 && errno == ECHILD)) return true;
+    ::poll(nullptr, 0, 10);
+  }
+  return false;
+}
+
+pid_t ParentOf(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 2));
+  char state;
+  pid_t ppid = -1;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+}  // namespace
+
+Status SshdFixture::Run(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  char tmpl[] = "/tmp/sshd-fixture-run-XXXXXX";
+  UniqueFd out(::mkstemp(tmpl));
+  ::unlink(tmpl);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, out.get(), 1);
+  posix_spawn_file_actions_adddup2(&fa, out.get(), 2);
+  pid_t pid;
+  int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) return ErrnoError("spawn " + argv[0], rc);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return OkStatus();
+  std::string text(4096, '\0');
+  ssize_t n = ::pread(out.get(), text.data(), text.size(), 0);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return InternalError(Join(argv, " ") + " failed: " + text);
+}
+
+StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(bool start) {
+  std::unique_ptr<SshdFixture> f(new SshdFixture());
+  K8S_RETURN_IF_ERROR(f->Init());
+  if (start) K8S_RETURN_IF_ERROR(f->Start());
+  return f;
+}
+
+Status SshdFixture::Init() {
+  char tmpl[] = "/tmp/sshd-fixture-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) return ErrnoError("mkdtemp", errno);
+  dir_ = tmpl;
+  struct passwd* pw = ::getpwuid(::getuid());
+  user_ = pw != nullptr ? pw->pw_name : "root";
+  port_ = FreePort();
+  if (port_ <= 0) return InternalError("no free port");
+  K8S_RETURN_IF_ERROR(Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N",
+                           "", "-C", "fixture-host", "-f",
+                           dir_ + "/host_ed25519"}));
+  K8S_RETURN_IF_ERROR(Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N",
+                           "", "-C", "fixture-user", "-f",
+                           dir_ + "/id_ed25519"}));
+  K8S_ASSIGN_OR_RETURN(std::string pub,
+                       ReadFileToString(dir_ + "/id_ed25519.pub"));
+  K8S_RETURN_IF_ERROR(WriteFile(dir_ + "/authorized_keys", pub));
+  K8S_ASSIGN_OR_RETURN(std::string host_pub,
+                       ReadFileToString(dir_ + "/host_ed25519.pub"));
+  std::vector<std::string> words = Split(std::string(Trim(host_pub)), ' ');
+  if (words.size() < 2) return InternalError("bad host key " + host_pub);
+  host_key_ = words[0] + " " + words[1];
+  std::string cfg =
+      "Port " + std::to_string(port_) +
+      "\n"
+      "ListenAddress 127.0.0.1\n"
+      "HostKey " + dir_ + "/host_ed25519\n"
+      "PidFile " + dir_ + "/sshd.pid\n"
+      "AuthorizedKeysFile " + dir_ + "/authorized_keys\n"
+      "StrictModes no\n"
+      "UsePAM no\n"
+      "PubkeyAuthentication yes\n"
+      "PasswordAuthentication no\n"
+      "KbdInteractiveAuthentication no\n"
+      "PermitRootLogin prohibit-password\n"
+      "UseDNS no\n"
+      "MaxStartups 100:30:200\n"
+      "MaxSessions 100\n"
+      "LogLevel VERBOSE\n";
+  return WriteFile(dir_ + "/sshd_config", cfg);
+}
+
+Status SshdFixture::Start() {
+  if (pid_ > 0) return OkStatus();
+  ::mkdir("/run/sshd", 0755);  // G4: privsep dir; the unit never ran.
+  std::string cfg = dir_ + "/sshd_config";
+  std::string log = dir_ + "/sshd.log";
+  std::vector<std::string> argv = {kSshd, "-D", "-e", "-f", cfg};
+  // G2: root's ~/.bashrc (pyenv) adds ~0.6 s to every remote command.
+  // Hide it from this sshd only, in a private mount namespace; the same
+  // pid then execs sshd, so Stop() still has the right pid.
+  struct passwd* pw = ::getpwuid(::getuid());
+  std::string bashrc = pw != nullptr ? std::string(pw->pw_dir) + "/.bashrc"
+                                     : std::string();
+  if (::geteuid() == 0 && !bashrc.empty() &&
+      ::access(bashrc.c_str(), F_OK) == 0 &&
+      ::access("/usr/bin/unshare", X_OK) == 0) {
+    std::string empty = dir_ + "/empty_bashrc";
+    K8S_RETURN_IF_ERROR(WriteFile(empty, ""));
+    argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c",
+            "mount --bind " + empty + " " + bashrc + " && exec " +
+                std::string(kSshd) + " -D -e -f " + cfg};
+  }
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) {
+    pid_ = -1;
+    return ErrnoError("spawn sshd", rc);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (PortAccepts(port_)) return OkStatus();
+    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
+      pid_ = -1;
+      return InternalError("sshd exited: " + Log());
+    }
+    ::poll(nullptr, 0, 10);
+  }
+  Stop();
+  return InternalError("sshd did not listen within 10 s: " + Log());
+}
+
+std::vector<pid_t> SshdFixture::Tree() const {
+  std::vector<pid_t> tree;
+  if (pid_ <= 0) return tree;
+  tree.push_back(pid_);
+  std::vector<std::pair<pid_t, pid_t>> all;  // (pid, ppid)
+  if (DIR* d = ::opendir("/proc")) {
+    while (dirent* e = ::readdir(d)) {
+      pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
+      if (p > 0) all.emplace_back(p, ParentOf(p));
+    }
+    ::closedir(d);
+  }
+  for (size_t i = 0; i < tree.size(); ++i) {
+    for (const auto& [p, pp] : all) {
+      if (pp == tree[i]) tree.push_back(p);
+    }
+  }
+  return tree;
+}
+
+void SshdFixture::Stop() {
+  if (pid_ <= 0) return;
+  std::vector<pid_t> tree = Tree();
+  for (pid_t p : tree) ::kill(p, SIGKILL);
+  for (pid_t p : tree) ::kill(p, SIGCONT);
+  WaitExit(pid_, 5000);
+  pid_ = -1;
+}
+
+Status SshdFixture::Pause() {
+  if (pid_ <= 0) return FailedPreconditionError("sshd not running");
+  for (pid_t p : Tree()) ::kill(p, SIGSTOP);
+  return OkStatus();
+}
+
+Status SshdFixture::Resume() {
+  if (pid_ <= 0) return FailedPreconditionError("sshd not running");
+  for (pid_t p : Tree()) ::kill(p, SIGCONT);
+  return OkStatus();
+}
+
+std::string SshdFixture::Log() const {
+  StatusOr<std::string> text = ReadFileToString(dir_ + "/sshd.log");
+  return text.ok() ? *text : "(no log)";
+}
+
+StatusOr<std::string> SshdFixture::WriteKnownHosts(const std::string& alias,
+                                                   const std::string& key) {
+  std::string path =
+      dir_ + "/known_hosts_" + std::to_string(++known_hosts_count_);
+  std::string line = "[" + alias + "]:" + std::to_string(port_) + " " +
+                     (key.empty() ? host_key_ : key) + "\n";
+  K8S_RETURN_IF_ERROR(WriteFile(path, line));
+  return path;
+}
+
+StatusOr<std::string> SshdFixture::NewUserKey(const std::string& name) {
+  std::string path = dir_ + "/" + name;
+  K8S_RETURN_IF_ERROR(Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N",
+                           "", "-C", name, "-f", path}));
+  return path;
+}
+
+SshdFixture::~SshdFixture() {
+  Stop();
+  if (!dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+}  // namespace k8s_agent::testing

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: Apache-2.0
+// A real OpenSSH sshd on 127.0.0.1:<free port> with test-generated keys.
+
+#ifndef K8S_AGENT_TESTS_INTEGRATION_SSH_SSHD_FIXTURE_H_
+#define K8S_AGENT_TESTS_INTEGRATION_SSH_SSHD_FIXTURE_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugin/base/status.h"
+
+namespace k8s_agent::testing {
+
+/// Owns a temp dir with a host key, an authorized user key, an
+/// sshd_config, and (once started) an `sshd -D -e` child. Everything it
+/// started is killed by pid and the dir removed on destruction.
+///
+///   auto sshd = SshdFixture::Create();          // started, port accepting
+///   auto later = SshdFixture::Create(false);    // port chosen, not started
+class SshdFixture {
+ public:
+  /// Generates keys and config; starts sshd unless `start` is false.
+  static StatusOr<std::unique_ptr<SshdFixture>> Create(bool start = true);
+  ~SshdFixture();
+  SshdFixture(const SshdFixture&) = delete;
+  SshdFixture& operator=(const SshdFixture&) = delete;
+
+  /// Starts sshd (mkdir -p /run/sshd first) and waits up to 10 s until the
+  /// port accepts connections.
+  Status Start();
+  /// Kills sshd and every process under it (sessions, remote commands).
+  void Stop();
+  /// SIGSTOP / SIGCONT sshd and all its descendants (a "dead" peer).
+  Status Pause();
+  Status Resume();
+
+  int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  const std::string& dir() const { return dir_; }
+  /// The user sshd lets in with user_key() (the current user).
+  const std::string& user() const { return user_; }
+  /// Private key in authorized_keys (its .pub sits next to it).
+  std::string user_key() const { return dir_ + "/id_ed25519"; }
+  /// "ssh-ed25519 AAAA..." of the server.
+  const std::string& host_key() const { return host_key_; }
+  /// sshd's log (stderr), for failure messages.
+  std::string Log() const;
+
+  /// Writes a known_hosts file naming the host key under "[alias]:port"
+  /// and returns its path. `key` overrides the key ("ssh-ed25519 AAAA").
+  StatusOr<std::string> WriteKnownHosts(const std::string& alias,
+                                        const std::string& key = "");
+  /// Generates another ed25519 key pair (not authorized); returns the
+  /// private key path.
+  StatusOr<std::string> NewUserKey(const std::string& name);
+
+  /// Runs argv to completion; non-zero exit is an error with its output.
+  static Status Run(const std::vector<std::string>& argv);
+
+ private:
+  SshdFixture() = default;
+  Status Init();
+  std::vector<pid_t> Tree() const;
+
+  std::string dir_;
+  std::string user_;
+  std::string host_key_;
+  int port_ = 0;
+  pid_t pid_ = -1;
+  int known_hosts_count_ = 0;
+};
+
+}  // namespace k8s_agent::testing
+
+#endif  // K8S_AGENT_TESTS_INTEGRATION_SSH_SSHD_FIXTURE_H_

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: Apache-2.0
+// LoadClusterConfig: precedence of flags, kubeconfig and in-cluster.
+
+#include "plugin/kube/cluster_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent::kube {
+namespace {
+
+using ::testing::HasSubstr;
+
+class ClusterConfigTest : public ::testing::Test {
+ protected:
+  ClusterConfigTest() {
+    char tmpl[] = "/tmp/k8s-kube-config-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    source_.sa_dir = dir_ + "/sa";
+  }
+  ~ClusterConfigTest() override { std::filesystem::remove_all(dir_); }
+
+  void Write(const std::string& rel, const std::string& text) {
+    std::filesystem::path p = dir_ + "/" + rel;
+    std::filesystem::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+  }
+  void ServiceAccount(const std::string& ns = "team-a") {
+    Write("sa/token", "sa-token\n");
+    Write("sa/ca.crt", "CA");
+    Write("sa/namespace", ns);
+  }
+  void InClusterEnv(const std::string& host, const std::string& port) {
+    source_.env["KUBERNETES_SERVICE_HOST"] = host;
+    source_.env["KUBERNETES_SERVICE_PORT"] = port;
+  }
+  std::string Kubeconfig(const std::string& extra_user = "token: kc-token",
+                         const std::string& extra_cluster = "") {
+    Write("kube/config", R"(apiVersion: v1
+kind: Config
+current-context: dev
+contexts:
+- name: other
+  context: {cluster: c2, user: u2}
+- name: dev
+  context:
+    cluster: c1
+    user: u1
+    namespace: kc-ns
+clusters:
+- name: c1
+  cluster:
+    server: https://10.0.0.1:6443/
+    certificate-authority: certs/ca.crt
+)" + extra_cluster + R"(
+users:
+- name: u1
+  user:
+    )" + extra_user + "\n");
+    return dir_ + "/kube/config";
+  }
+
+  std::string dir_;
+  InClusterSource source_;
+  ClusterOverrides flags_;
+};
+
+TEST_F(ClusterConfigTest, NothingFoundListsEverythingTried) {
+  auto c = LoadClusterConfig(flags_, source_);
+  EXPECT_THAT(c, StatusIs(Code::kFailedPrecondition, "--server (not set)"));
+  EXPECT_THAT(c.status().message(), HasSubstr("KUBECONFIG"));
+  EXPECT_THAT(c.status().message(), HasSubstr("in-cluster"));
+  EXPECT_THAT(c.status().message(), HasSubstr(source_.sa_dir + "/token"));
+}
+
+TEST_F(ClusterConfigTest, InClusterFromEnvAndServiceAccount) {
+  ServiceAccount();
+  InClusterEnv("10.96.0.1", "443");
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.96.0.1:443");
+  EXPECT_EQ(c->token_file, source_.sa_dir + "/token");
+  EXPECT_EQ(c->ca_file, source_.sa_dir + "/ca.crt");
+  EXPECT_EQ(c->ns, "team-a");
+  EXPECT_TRUE(c->token.empty());
+  EXPECT_EQ(c->source, "in-cluster service account");
+}
+
+TEST_F(ClusterConfigTest, InClusterIpv6HostIsBracketed) {
+  ServiceAccount();
+  InClusterEnv("fd00:10:96::1", "6443");
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://[fd00:10:96::1]:6443");
+}
+
+TEST_F(ClusterConfigTest, ServiceAccountWithoutEnvUsesServiceDnsName) {
+  ServiceAccount();
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://kubernetes.default.svc");
+  EXPECT_EQ(c->token_file, source_.sa_dir + "/token");
+}
+
+TEST_F(ClusterConfigTest, FlagsOverrideSingleFieldsOfInCluster) {
+  ServiceAccount();
+  InClusterEnv("10.96.0.1", "443");
+  flags_.server = "https://127.0.0.1:6443";
+  flags_.ns = "flag-ns";
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(c->token_file, source_.sa_dir + "/token");
+  EXPECT_EQ(c->ns, "flag-ns");
+}
+
+TEST_F(ClusterConfigTest, FlagsAlone) {
+  flags_.server = "127.0.0.1:6443";
+  flags_.token_file = "/tmp/token";
+  flags_.certificate_authority = "/tmp/ca.crt";
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://127.0.0.1:6443");
+  EXPECT_EQ(c->ca_file, "/tmp/ca.crt");
+  EXPECT_EQ(c->token_file, "/tmp/token");
+  EXPECT_EQ(c->ns, "default");
+  EXPECT_EQ(c->source, "flags");
+}
+
+TEST_F(ClusterConfigTest, PlainHttpIsRejected) {
+  flags_.server = "http://127.0.0.1:8080";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument, "https"));
+}
+
+TEST_F(ClusterConfigTest, KubeconfigWinsOverInCluster) {
+  ServiceAccount();
+  InClusterEnv("10.96.0.1", "443");
+  flags_.kubeconfig = Kubeconfig();
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(c->ca_file, dir_ + "/kube/certs/ca.crt");
+  EXPECT_EQ(c->token, "kc-token");
+  EXPECT_TRUE(c->token_file.empty());
+  EXPECT_EQ(c->ns, "kc-ns");
+  EXPECT_EQ(c->source, "kubeconfig " + dir_ + "/kube/config context dev");
+}
+
+TEST_F(ClusterConfigTest, KubeconfigFromEnvSkipsMissingEntries) {
+  std::string path = Kubeconfig();
+  source_.env["KUBECONFIG"] = dir_ + "/missing:" + path;
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443");
+}
+
+TEST_F(ClusterConfigTest, ExplicitMissingKubeconfigIsError) {
+  flags_.kubeconfig = dir_ + "/nope";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_), StatusIs(Code::kNotFound));
+}
+
+TEST_F(ClusterConfigTest, KubeconfigDataFieldsAndTokenFile) {
+  // "CA-PEM" / "CERT" / "KEY" in base64.
+  flags_.kubeconfig = Kubeconfig(
+      "tokenFile: tok\n    client-certificate-data: Q0VSVA==\n"
+      "    client-key-data: S0VZ",
+      "    certificate-authority-data: Q0EtUEVN\n");
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->ca_pem, "CA-PEM");
+  EXPECT_TRUE(c->ca_file.empty());
+  EXPECT_EQ(c->client_cert_pem, "CERT");
+  EXPECT_EQ(c->client_key_pem, "KEY");
+  EXPECT_EQ(c->token_file, dir_ + "/kube/tok");
+}
+
+TEST_F(ClusterConfigTest, FlagsOverrideKubeconfig) {
+  flags_.kubeconfig = Kubeconfig();
+  flags_.certificate_authority = "/etc/ca.crt";
+  flags_.token_file = "/etc/token";
+  flags_.ns = "x";
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->ca_file, "/etc/ca.crt");
+  EXPECT_EQ(c->token_file, "/etc/token");
+  EXPECT_TRUE(c->token.empty());
+  EXPECT_EQ(c->ns, "x");
+}
+
+TEST_F(ClusterConfigTest, InsecureOnlyFromKubeconfig) {
+  flags_.kubeconfig =
+      Kubeconfig("token: t", "    insecure-skip-tls-verify: true\n");
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_TRUE(c->insecure_skip_tls_verify);
+}
+
+TEST_F(ClusterConfigTest, MalformedKubeconfig) {
+  Write("bad", "current-context: [unclosed\n");
+  flags_.kubeconfig = dir_ + "/bad";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument, "kubeconfig"));
+  Write("noctx", "apiVersion: v1\nclusters: []\n");
+  flags_.kubeconfig = dir_ + "/noctx";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition, "current-context"));
+}
+
+TEST_F(ClusterConfigTest, ExecPluginUserIsExplained) {
+  flags_.kubeconfig = Kubeconfig("exec: {command: gke-gcloud-auth-plugin}");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition, "exec"));
+}
+
+}  // namespace
+}  // namespace k8s_agent::kube

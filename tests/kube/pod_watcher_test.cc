@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: Apache-2.0
+// PodWatcher: the reflector rules, asserted as sequences of requests.
+
+#include "plugin/kube/pod_watcher.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "plugin/base/strings.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent::kube {
+namespace {
+
+using State = PodWatcher::State;
+
+std::string PodJson(const std::string& uid, const std::string& rv,
+                    const std::string& phase) {
+  return R"({"kind":"Pod","metadata":{"name":"w0","namespace":"default","uid":")" +
+         uid + R"(","resourceVersion":")" + rv + R"("},"status":{"phase":")" +
+         phase + R"("}})";
+}
+
+std::string Line(const std::string& type, const std::string& object) {
+  return R"({"type":")" + type + R"(","object":)" + object + "}\n";
+}
+
+std::string Bookmark(const std::string& rv) {
+  return Line("BOOKMARK", R"({"kind":"Pod","metadata":{"resourceVersion":")" +
+                              rv + R"("}})");
+}
+
+std::string StatusBody(int code, const std::string& reason) {
+  return R"({"kind":"Status","status":"Failure","message":"m","reason":")" +
+         reason + R"(","code":)" + std::to_string(code) + "}";
+}
+
+// The value of `key` in the request's query, "" when absent.
+std::string Param(const HttpRequest& r, const std::string& key) {
+  size_t q = r.path.find('?');
+  if (q == std::string::npos) return "";
+  for (const std::string& kv : Split(r.path.substr(q + 1), '&')) {
+    if (StartsWith(kv, key + "=")) return kv.substr(key.size() + 1);
+  }
+  return "";
+}
+
+bool IsWatch(const HttpRequest& r) { return Param(r, "watch") == "true"; }
+
+class PodWatcherTest : public ::testing::Test {
+ protected:
+  PodWatcherTest()
+      : client_(&transport_, ClusterConfig{}),
+        watcher_(
+            &client_, &clock_, "default", "w0", [this] { ++changes_; }, 42) {}
+
+  Pod RunningPod(const std::string& rv) {
+    auto pod = Pod::FromJson(PodJson("uid-1", rv, "Running"));
+    return *pod;
+  }
+  // Plays the loop: fire the watcher's timer if it is due.
+  void Tick() {
+    if (watcher_.NextWake() <= clock_.Now()) watcher_.OnTimer(clock_.Now());
+  }
+  void StartWatchingAt(const std::string& rv) {
+    watcher_.Start(RunningPod(rv), rv, clock_.Now());
+    ASSERT_EQ(transport_.size(), 1u);
+    ASSERT_TRUE(IsWatch(transport_.last()));
+    transport_.Headers(0, 200);
+  }
+  // Asserts the last request is a WATCH from `rv` and opens it.
+  void ExpectWatchFrom(const std::string& rv) {
+    const HttpRequest& r = transport_.last();
+    EXPECT_TRUE(IsWatch(r)) << r.path;
+    EXPECT_EQ(Param(r, "resourceVersion"), rv) << r.path;
+    EXPECT_EQ(Param(r, "fieldSelector"), "metadata.name%3Dw0");
+    EXPECT_EQ(Param(r, "allowWatchBookmarks"), "true");
+    EXPECT_EQ(watcher_.state(), State::kWatching);
+  }
+
+  FakeClock clock_;
+  FakeHttpTransport transport_;
+  KubeClient client_;
+  int changes_ = 0;
+  PodWatcher watcher_;
+};
+
+TEST_F(PodWatcherTest, EmptyRvListsThenWatchesFromListRv) {
+  watcher_.Start(std::nullopt, "", clock_.Now());
+  ASSERT_EQ(transport_.size(), 1u);
+  EXPECT_FALSE(IsWatch(transport_.request(0)));
+  EXPECT_EQ(watcher_.state(), State::kListing);
+  EXPECT_EQ(Param(transport_.request(0), "fieldSelector"),
+            "metadata.name%3Dw0");
+  EXPECT_EQ(Param(transport_.request(0), "resourceVersion"), "");
+  transport_.Respond(0, 200,
+                     R"({"metadata":{"resourceVersion":"100"},"items":[)" +
+                         PodJson("uid-1", "90", "Pending") + "]}");
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("100");
+  ASSERT_TRUE(watcher_.pod().has_value());
+  EXPECT_EQ(watcher_.pod()->phase, "Pending");
+  EXPECT_EQ(changes_, 1);
+  EXPECT_EQ(watcher_.lists_started(), 1);
+}
+
+TEST_F(PodWatcherTest, TimeoutSecondsRandomisedInRange) {
+  for (int i = 0; i < 20; ++i) {
+    watcher_.Start(std::nullopt, "5", clock_.Now());
+    int t = *ParseInt(Param(transport_.last(), "timeoutSeconds"));
+    EXPECT_GE(t, 300);
+    EXPECT_LT(t, 600);
+    EXPECT_GT(transport_.last().idle_timeout_ms, t * 1000);
+  }
+}
+
+TEST_F(PodWatcherTest, ResumeAfterCleanEndFromLastRv) {
+  StartWatchingAt("5");
+  transport_.Data(0, Line("MODIFIED", PodJson("uid-1", "6", "Running")));
+  EXPECT_EQ(changes_, 1);
+  clock_.Advance(seconds(400));
+  transport_.Done(0);  // The server's timeoutSeconds passed.
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("6");
+  EXPECT_EQ(watcher_.lists_started(), 0);
+  EXPECT_EQ(watcher_.watches_started(), 2);
+}
+
+TEST_F(PodWatcherTest, ExpiredInStreamRelistsThenWatchesFromListRv) {
+  StartWatchingAt("5");
+  transport_.Data(0, Line("ERROR", StatusBody(410, "Expired")));
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_TRUE(transport_.cancelled(0));
+  EXPECT_FALSE(IsWatch(transport_.request(1)));
+  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "");
+  EXPECT_EQ(watcher_.state(), State::kListing);
+  transport_.Respond(1, 200,
+                     R"({"metadata":{"resourceVersion":"200"},"items":[)" +
+                         PodJson("uid-1", "150", "Running") + "]}");
+  ASSERT_EQ(transport_.size(), 3u);
+  ExpectWatchFrom("200");
+  EXPECT_EQ(watcher_.lists_started(), 1);
+}
+
+TEST_F(PodWatcherTest, ExpiredRightAfterListBacksOffBeforeRelisting) {
+  watcher_.Start(std::nullopt, "", clock_.Now());
+  transport_.Respond(0, 200,
+                     R"({"metadata":{"resourceVersion":"100"},"items":[]})");
+  ASSERT_EQ(transport_.size(), 2u);
+  transport_.Headers(1, 200);
+  transport_.Data(1, Line("ERROR", StatusBody(410, "Expired")));
+  // No tight list/410 loop: wait, then list again.
+  EXPECT_EQ(transport_.size(), 2u);
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  clock_.Advance(seconds(1));
+  Tick();
+  ASSERT_EQ(transport_.size(), 3u);
+  EXPECT_FALSE(IsWatch(transport_.last()));
+  EXPECT_EQ(watcher_.lists_started(), 2);
+}
+
+TEST_F(PodWatcherTest, ExpiredHttpStatusRelists) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 410, StatusBody(410, "Expired"));
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_FALSE(IsWatch(transport_.request(1)));
+  EXPECT_EQ(watcher_.state(), State::kListing);
+}
+
+TEST_F(PodWatcherTest, TooManyRequestsWaitsRetryAfterThenSameRvNoRelist) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 429, StatusBody(429, "TooManyRequests"),
+                     {{"retry-after", "7"}});
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_EQ(watcher_.NextWake(), clock_.Now() + seconds(7));
+  clock_.Advance(seconds(6));
+  Tick();
+  EXPECT_EQ(transport_.size(), 1u);
+  clock_.Advance(seconds(1));
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+  EXPECT_EQ(watcher_.lists_started(), 0);
+}
+
+TEST_F(PodWatcherTest, ServerErrorBacksOffWithJitterThenSameRv) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 503, "unavailable");
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  Duration delay = watcher_.NextWake() - clock_.Now();
+  EXPECT_GE(delay, milliseconds(400));
+  EXPECT_LE(delay, milliseconds(800));
+  Tick();
+  EXPECT_EQ(transport_.size(), 1u);
+  clock_.Advance(delay);
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+  // A second failure doubles the ceiling.
+  transport_.Done(1, UnavailableError("Connection refused"));
+  Duration second = watcher_.NextWake() - clock_.Now();
+  EXPECT_GE(second, milliseconds(800));
+  EXPECT_LE(second, milliseconds(1600));
+  EXPECT_EQ(watcher_.lists_started(), 0);
+}
+
+TEST_F(PodWatcherTest, VeryShortEmptyWatchBacksOff) {
+  StartWatchingAt("5");
+  clock_.Advance(milliseconds(100));
+  transport_.Done(0);
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_EQ(transport_.size(), 1u);
+  clock_.Advance(seconds(1));
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+}
+
+TEST_F(PodWatcherTest, LongEmptyWatchResumesAtOnce) {
+  StartWatchingAt("5");
+  clock_.Advance(seconds(2));
+  transport_.Done(0);
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+}
+
+TEST_F(PodWatcherTest, BookmarkMovesRvOnly) {
+  StartWatchingAt("5");
+  transport_.Data(0, Bookmark("99"));
+  EXPECT_EQ(changes_, 0);
+  EXPECT_EQ(watcher_.pod()->resource_version, "5");
+  clock_.Advance(milliseconds(100));  // Short, but had an event: not an error.
+  transport_.Done(0);
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("99");
+}
+
+TEST_F(PodWatcherTest, UnauthorizedReloadsTokenOnceThenFails) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 401, StatusBody(401, "Unauthorized"));
+  EXPECT_EQ(transport_.token_invalidations(), 1);
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+  transport_.Respond(1, 401, StatusBody(401, "Unauthorized"));
+  EXPECT_EQ(transport_.size(), 2u);
+  EXPECT_EQ(watcher_.state(), State::kFailed);
+  EXPECT_THAT(watcher_.error(), StatusIs(Code::kUnauthenticated));
+  EXPECT_EQ(changes_, 1);  // The consumer learns about the failure.
+}
+
+TEST_F(PodWatcherTest, UnauthorizedAfterReloadSucceedsKeepsWatching) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 401, StatusBody(401, "Unauthorized"));
+  transport_.Headers(1, 200);
+  transport_.Data(1, Line("MODIFIED", PodJson("uid-1", "6", "Running")));
+  // A later rotation gets its own reload.
+  transport_.Done(1, OkStatus());
+  ASSERT_EQ(transport_.size(), 3u);
+  transport_.Respond(2, 401, StatusBody(401, "Unauthorized"));
+  EXPECT_EQ(transport_.token_invalidations(), 2);
+  ExpectWatchFrom("6");
+}
+
+TEST_F(PodWatcherTest, ForbiddenFails) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Respond(0, 403, StatusBody(403, "Forbidden"));
+  EXPECT_EQ(watcher_.state(), State::kFailed);
+  EXPECT_THAT(watcher_.error(), StatusIs(Code::kPermissionDenied, "rbac.yaml"));
+  EXPECT_EQ(watcher_.NextWake(), TimePoint::max());
+}
+
+TEST_F(PodWatcherTest, TlsErrorFails) {
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Done(0,
+                  FailedPreconditionError("x509: certificate verify failed"));
+  EXPECT_EQ(watcher_.state(), State::kFailed);
+  EXPECT_THAT(watcher_.error(), StatusIs(Code::kFailedPrecondition, "x509"));
+}
+
+TEST_F(PodWatcherTest, DeletedThenReplacedByNewUid) {
+  StartWatchingAt("5");
+  transport_.Data(0, Line("DELETED", PodJson("uid-1", "6", "Running")));
+  EXPECT_FALSE(watcher_.pod().has_value());
+  EXPECT_TRUE(watcher_.deleted());
+  EXPECT_EQ(changes_, 1);
+  transport_.Data(0, Line("ADDED", PodJson("uid-2", "7", "Pending")));
+  ASSERT_TRUE(watcher_.pod().has_value());
+  EXPECT_EQ(watcher_.pod()->uid, "uid-2");
+  EXPECT_EQ(watcher_.pod()->phase, "Pending");
+  EXPECT_FALSE(watcher_.deleted());
+  EXPECT_EQ(changes_, 2);
+}
+
+TEST_F(PodWatcherTest, StopCancelsAndGoesIdle) {
+  StartWatchingAt("5");
+  watcher_.Stop();
+  EXPECT_TRUE(transport_.cancelled(0));
+  EXPECT_EQ(watcher_.state(), State::kIdle);
+  EXPECT_EQ(watcher_.NextWake(), TimePoint::max());
+}
+
+TEST_F(PodWatcherTest, OnChangeMayStopTheWatcher) {
+  std::unique_ptr<PodWatcher> w;
+  w = std::make_unique<PodWatcher>(
+      &client_, &clock_, "default", "w0", [&] { w->Stop(); }, 4);
+  w->Start(RunningPod("5"), "5", clock_.Now());
+  transport_.Headers(0, 200);
+  transport_.Data(0, Line("MODIFIED", PodJson("uid-1", "6", "Running")) +
+                         Line("MODIFIED", PodJson("uid-1", "7", "Running")));
+  EXPECT_EQ(w->state(), State::kIdle);
+  EXPECT_TRUE(transport_.cancelled(0));
+  EXPECT_EQ(w->pod()->resource_version, "6");  // Nothing after Stop().
+}
+
+}  // namespace
+}  // namespace k8s_agent::kube

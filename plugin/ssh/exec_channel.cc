@@ -131,9 +131,9 @@ Status ExecChannel::Pump(TimePoint now) {
 StatusOr<bool> ExecChannel::Step(TimePoint now) {
   switch (phase_) {
     case Phase::kOpen: {
-      LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(
-          session_, "session", sizeof("session") - 1, kWindowBytes,
-          kMaxPacketBytes, nullptr, 0);
+      LIBSSH2_CHANNEL* ch =
+          libssh2_channel_open_ex(session_, "session", sizeof("session") - 1,
+                                  kWindowBytes, kMaxPacketBytes, nullptr, 0);
       if (ch == nullptr) {
         if (libssh2_session_last_errno(session_) == LIBSSH2_ERROR_EAGAIN) {
           NoteEagain(Op::kNone);
@@ -200,8 +200,7 @@ StatusOr<bool> ExecChannel::StepPump(TimePoint now) {
     if (!libssh2_channel_eof(channel_.get())) {
       forced_close_ = true;
       result_.signal = requested_signal_;
-      result_.signal_message = "still running " +
-                               FormatDuration(kSignalGrace) +
+      result_.signal_message = "still running " + FormatDuration(kSignalGrace) +
                                " after the signal; connection dropped";
       result_.exit_status = 255;
       phase_ = Phase::kDone;
@@ -286,8 +285,8 @@ StatusOr<bool> ExecChannel::PumpIn() {
   bool progress = false;
   if (eof_sent_) return false;
   if (in_begin_ < in_end_ && Allowed(Op::kWrite)) {
-    ssize_t n = libssh2_channel_write(channel_.get(), in_buf_.data() + in_begin_,
-                                      in_end_ - in_begin_);
+    ssize_t n = libssh2_channel_write(
+        channel_.get(), in_buf_.data() + in_begin_, in_end_ - in_begin_);
     if (n > 0) {
       NoteDone(Op::kWrite);
       in_begin_ += static_cast<size_t>(n);
@@ -346,17 +345,20 @@ namespace {
 std::string SignalScript(const std::string& name) {
   return "for f in /proc/[0-9]*/stat; do read -r p c s pp r < \"$f\" "
          "2>/dev/null || continue; if [ \"$pp\" = \"$PPID\" ] && "
-         "[ \"$p\" != \"$$\" ]; then kill -" + name + " -\"$p\" 2>/dev/null || "
-         "kill -" + name + " \"$p\" 2>/dev/null; fi; done; exit 0";
+         "[ \"$p\" != \"$$\" ]; then kill -" +
+         name +
+         " -\"$p\" 2>/dev/null || "
+         "kill -" +
+         name + " \"$p\" 2>/dev/null; fi; done; exit 0";
 }
 }  // namespace
 
 StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   if (!signal_channel_) {
-    LIBSSH2_CHANNEL* ch = libssh2_channel_open_ex(
-        session_, "session", sizeof("session") - 1,
-        LIBSSH2_CHANNEL_WINDOW_DEFAULT, LIBSSH2_CHANNEL_PACKET_DEFAULT,
-        nullptr, 0);
+    LIBSSH2_CHANNEL* ch =
+        libssh2_channel_open_ex(session_, "session", sizeof("session") - 1,
+                                LIBSSH2_CHANNEL_WINDOW_DEFAULT,
+                                LIBSSH2_CHANNEL_PACKET_DEFAULT, nullptr, 0);
     if (ch == nullptr) {
       if (libssh2_session_last_errno(session_) == LIBSSH2_ERROR_EAGAIN) {
         NoteEagain(Op::kSignal);

@@ -176,13 +176,11 @@ std::string Sha256Fingerprint(std::string_view digest) {
 
 std::string KeyBlobType(std::string_view blob) {
   if (blob.size() < 4) return "";
-  uint32_t len = (static_cast<uint32_t>(static_cast<unsigned char>(blob[0]))
-                  << 24) |
-                 (static_cast<uint32_t>(static_cast<unsigned char>(blob[1]))
-                  << 16) |
-                 (static_cast<uint32_t>(static_cast<unsigned char>(blob[2]))
-                  << 8) |
-                 static_cast<uint32_t>(static_cast<unsigned char>(blob[3]));
+  uint32_t len =
+      (static_cast<uint32_t>(static_cast<unsigned char>(blob[0])) << 24) |
+      (static_cast<uint32_t>(static_cast<unsigned char>(blob[1])) << 16) |
+      (static_cast<uint32_t>(static_cast<unsigned char>(blob[2])) << 8) |
+      static_cast<uint32_t>(static_cast<unsigned char>(blob[3]));
   if (len > 64 || len > blob.size() - 4) return "";
   return std::string(blob.substr(4, len));
 }
@@ -236,15 +234,15 @@ std::vector<std::string> KnownKeyTypes(const std::vector<std::string>& files,
 
 Status AppendKnownHost(const std::string& file, const std::string& name,
                        std::string_view key_blob) {
-  UniqueFd fd(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC,
-                     0600));
+  UniqueFd fd(
+      ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
   if (!fd.valid() && errno == ENOENT) {
     size_t slash = file.rfind('/');
     if (slash != std::string::npos && slash > 0) {
       ::mkdir(file.substr(0, slash).c_str(), 0700);  // ~/.ssh, as ssh does.
     }
-    fd.reset(::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC,
-                    0600));
+    fd.reset(
+        ::open(file.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
   }
   if (!fd.valid()) return ErrnoError("open " + file, errno);
   // Writers hold the lock for microseconds; blocking here is fine.
@@ -264,8 +262,8 @@ Status AppendKnownHost(const std::string& file, const std::string& name,
       line += '\n';
     }
   }
-  line += name + " " + KeyBlobType(key_blob) + " " + Base64Encode(key_blob) +
-          "\n";
+  line +=
+      name + " " + KeyBlobType(key_blob) + " " + Base64Encode(key_blob) + "\n";
   // One write(2) with O_APPEND: even a reader without the lock never sees
   // half a line.
   ssize_t n = ::write(fd.get(), line.data(), line.size());
@@ -313,13 +311,13 @@ Status VerifyHostKey(LIBSSH2_SESSION* session, StrictHostKeyChecking policy,
         " (host key mismatches are never accepted)");
   }
   if (policy == StrictHostKeyChecking::kYes) {
-    return FailedPreconditionError(
-        "host key verification failed: no " + key_type + " key for " +
-        names[0] + " in " + Join(files, ", ") + " (the server offers " +
-        fingerprint +
-        "); add it (ssh-keyscan -p " + std::to_string(port) + " " + ip +
-        "), mount a known_hosts file, or use -o "
-        "StrictHostKeyChecking=accept-new");
+    return FailedPreconditionError("host key verification failed: no " +
+                                   key_type + " key for " + names[0] + " in " +
+                                   Join(files, ", ") + " (the server offers " +
+                                   fingerprint + "); add it (ssh-keyscan -p " +
+                                   std::to_string(port) + " " + ip +
+                                   "), mount a known_hosts file, or use -o "
+                                   "StrictHostKeyChecking=accept-new");
   }
   // Unknown key: accepted, and remembered as ssh does for accept-new/no.
   if (!files.empty() && files[0] != "/dev/null") {

@@ -173,8 +173,8 @@ void Libssh2Connection::Start(TimePoint now) {
                               "\" is not an IPv4 or IPv6 address"));
     return;
   }
-  sock_.reset(::socket(addr.ss_family,
-                       SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  sock_.reset(
+      ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (!sock_.valid()) {
     Fail(ErrnoError("socket", errno));
     return;
@@ -272,15 +272,15 @@ void Libssh2Connection::Advance(TimePoint now) {
 bool Libssh2Connection::StepHandshake(TimePoint now) {
   int rc = libssh2_session_handshake(session_.get(), sock_.get());
   if (rc == LIBSSH2_ERROR_EAGAIN) {
-    wait_events_ = DirectionsToEvents(
-        libssh2_session_block_directions(session_.get()));
+    wait_events_ =
+        DirectionsToEvents(libssh2_session_block_directions(session_.get()));
     return false;
   }
   if (rc != 0) {
     // Refused, reset or dropped during banner/kex: sshd may be starting
     // (or MaxStartups throttling), so a new attempt may succeed.
-    Fail(UnavailableError("SSH handshake failed: " +
-                          LastError(session_.get())));
+    Fail(
+        UnavailableError("SSH handshake failed: " + LastError(session_.get())));
     return false;
   }
   handshake_done_ = true;
@@ -294,11 +294,10 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
     Fail(InternalError("the server sent no host key"));
     return false;
   }
-  Status s = VerifyHostKey(
-      session_.get(), options_.strict_host_key_checking,
-      options_.known_hosts_files, alias_, ip_, port_,
-      std::string_view(key, key_len),
-      Sha256Fingerprint(std::string_view(hash, 32)));
+  Status s = VerifyHostKey(session_.get(), options_.strict_host_key_checking,
+                           options_.known_hosts_files, alias_, ip_, port_,
+                           std::string_view(key, key_len),
+                           Sha256Fingerprint(std::string_view(hash, 32)));
   if (!s.ok()) {
     Fail(s);
     return false;
@@ -326,8 +325,8 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
         static_cast<unsigned>(options_.user.size()),
         have_pub ? pub.c_str() : nullptr, priv.c_str(), "");
     if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_events_ = DirectionsToEvents(
-          libssh2_session_block_directions(session_.get()));
+      wait_events_ =
+          DirectionsToEvents(libssh2_session_block_directions(session_.get()));
       return false;
     }
     if (rc == 0) {
@@ -349,8 +348,7 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
       // The connection broke. After a rejection this is most likely sshd's
       // MaxAuthTries, so it counts as an auth failure below.
       if (rejected_ == 0) {
-        Fail(UnavailableError("connection lost during authentication: " +
-                              why));
+        Fail(UnavailableError("connection lost during authentication: " + why));
         return false;
       }
       tried_.push_back(priv + " (connection closed: " + why + ")");
@@ -374,11 +372,11 @@ void Libssh2Connection::OnAuthenticated(TimePoint now) {
   attempt_deadline_ = TimePoint::max();
   last_inbound_ = now;
   if (options_.server_alive_interval_s > 0) {
-    libssh2_keepalive_config(session_.get(), 1,
-                             static_cast<unsigned>(
-                                 options_.server_alive_interval_s));
-    next_keepalive_ = now + std::chrono::seconds(
-                                options_.server_alive_interval_s);
+    libssh2_keepalive_config(
+        session_.get(), 1,
+        static_cast<unsigned>(options_.server_alive_interval_s));
+    next_keepalive_ =
+        now + std::chrono::seconds(options_.server_alive_interval_s);
   }
 }
 
@@ -438,10 +436,9 @@ TimePoint Libssh2Connection::NextWake() const {
       if (options_.server_alive_interval_s > 0) {
         t = std::min(t, next_keepalive_);
         if (options_.server_alive_count_max > 0 && reading_socket_) {
-          t = std::min(t, last_inbound_ +
-                              std::chrono::seconds(
-                                  options_.server_alive_interval_s *
-                                  options_.server_alive_count_max));
+          t = std::min(t, last_inbound_ + std::chrono::seconds(
+                                              options_.server_alive_interval_s *
+                                              options_.server_alive_count_max));
         }
       }
       return t;
@@ -466,9 +463,9 @@ void Libssh2Connection::OnTimer(TimePoint now) {
     case State::kHandshaking:
     case State::kAuthenticating:
       if (now >= attempt_deadline_) {
-        Fail(UnavailableError(
-            "timed out after " + FormatDuration(options_.connect_timeout) +
-            " during " + PhaseName() + " (ConnectTimeout)"));
+        Fail(UnavailableError("timed out after " +
+                              FormatDuration(options_.connect_timeout) +
+                              " during " + PhaseName() + " (ConnectTimeout)"));
       }
       return;
     case State::kReady:
@@ -490,11 +487,11 @@ void Libssh2Connection::KeepAlive(TimePoint now) {
   int count = options_.server_alive_count_max;
   if (count > 0 && reading_socket_ &&
       now - last_inbound_ >= std::chrono::seconds(interval * count)) {
-    Fail(UnavailableError(
-        "no answer from " + alias_ + " for " +
-        std::to_string(interval * count) + " s (ServerAliveInterval " +
-        std::to_string(interval) + " x ServerAliveCountMax " +
-        std::to_string(count) + ")"));
+    Fail(UnavailableError("no answer from " + alias_ + " for " +
+                          std::to_string(interval * count) +
+                          " s (ServerAliveInterval " +
+                          std::to_string(interval) + " x ServerAliveCountMax " +
+                          std::to_string(count) + ")"));
     return;
   }
   if (now < next_keepalive_) return;

@@ -16,14 +16,14 @@ namespace k8s_agent::ssh {
 
 /// How the remote command ended.
 struct ExitResult {
-  int exit_status = 0;      ///< Valid when signal is empty.
-  std::string signal;       ///< "TERM", "KILL", ... when killed by one.
+  int exit_status = 0;  ///< Valid when signal is empty.
+  std::string signal;   ///< "TERM", "KILL", ... when killed by one.
   std::string signal_message;
 };
 
 /// Where the remote command's stdio goes. Defaults are the agent's own.
 struct StdioFds {
-  int in = 0;   ///< -1: send EOF at once.
+  int in = 0;  ///< -1: send EOF at once.
   int out = 1;
   int err = 2;
 };

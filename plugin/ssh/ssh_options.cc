@@ -27,10 +27,9 @@ StatusOr<int> ParseBoundedInt(const std::string& key, const std::string& value,
                               int min, int max) {
   StatusOr<int> n = ParseInt(value);
   if (!n.ok() || *n < min || *n > max) {
-    return InvalidArgumentError(key + ": expected a number from " +
-                                std::to_string(min) + " to " +
-                                std::to_string(max) + ", got \"" +
-                                Printable(value) + "\"");
+    return InvalidArgumentError(
+        key + ": expected a number from " + std::to_string(min) + " to " +
+        std::to_string(max) + ", got \"" + Printable(value) + "\"");
   }
   return *n;
 }
@@ -239,9 +238,9 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
     if (!options->batch_mode) options->batch_mode = b;
   } else if (key == "loglevel") {
     std::string v = ToLower(value);
-    static const char* const kLevels[] = {
-        "quiet", "fatal", "error",  "info",   "verbose",
-        "debug", "debug1", "debug2", "debug3"};
+    static const char* const kLevels[] = {"quiet",  "fatal",   "error",
+                                          "info",   "verbose", "debug",
+                                          "debug1", "debug2",  "debug3"};
     bool ok = false;
     for (const char* level : kLevels) ok = ok || v == level;
     if (!ok) {

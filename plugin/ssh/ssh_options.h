@@ -67,8 +67,7 @@ struct ResolvedSshOptions {
   /// Existing identity files to try, in order; if none was configured,
   /// the ssh defaults (~/.ssh/id_ed25519, id_ecdsa, id_rsa) that exist.
   std::vector<std::string> identity_files;
-  StrictHostKeyChecking strict_host_key_checking =
-      StrictHostKeyChecking::kYes;
+  StrictHostKeyChecking strict_host_key_checking = StrictHostKeyChecking::kYes;
   std::vector<std::string> known_hosts_files;  ///< First is written to.
   Duration connect_timeout = std::chrono::seconds(10);
   int server_alive_interval_s = 30;  ///< 0 disables keepalives.

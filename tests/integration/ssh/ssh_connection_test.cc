@@ -255,9 +255,8 @@ TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
     uint64_t left = kBytes;
     size_t offset = 0;
     while (left > 0) {
-      size_t n = static_cast<size_t>(
-          std::min<uint64_t>(left, (1 << 20) / pattern.size() *
-                                       pattern.size()));
+      size_t n = static_cast<size_t>(std::min<uint64_t>(
+          left, (1 << 20) / pattern.size() * pattern.size()));
       expected = Fnv1a(expected, block.data() + offset, n);
       left -= n;
     }
@@ -276,9 +275,9 @@ TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
       std::chrono::seconds(120)));
   ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
   out.Finish();
-  double ours = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double ours =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_EQ(c->exit_result().exit_status, 0);
   EXPECT_EQ(out.bytes(), kBytes);
   EXPECT_EQ(out.hash(), expected);
@@ -288,15 +287,17 @@ TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
   start = std::chrono::steady_clock::now();
   Status ssh = SshdFixture::Run(
       {"/bin/bash", "-c",
-       "set -o pipefail 2>/dev/null; /usr/bin/ssh -n -q -o BatchMode=yes -o UserKnownHostsFile=/dev/null "
-           "-o StrictHostKeyChecking=no -i " + sshd_->user_key() +
-           " -p " + std::to_string(sshd_->port()) + " " + sshd_->user() +
-           "@127.0.0.1 '" + command + "' | cat > /dev/null"});
-  double openssh = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
-  std::printf("256 MiB through a pipe: k8s-agent ssh %.2f s, OpenSSH %.2f s %s\n",
-              ours, openssh, ssh.ok() ? "" : ssh.ToString().c_str());
+       "set -o pipefail 2>/dev/null; /usr/bin/ssh -n -q -o BatchMode=yes -o "
+       "UserKnownHostsFile=/dev/null "
+       "-o StrictHostKeyChecking=no -i " +
+           sshd_->user_key() + " -p " + std::to_string(sshd_->port()) + " " +
+           sshd_->user() + "@127.0.0.1 '" + command + "' | cat > /dev/null"});
+  double openssh =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  std::printf(
+      "256 MiB through a pipe: k8s-agent ssh %.2f s, OpenSSH %.2f s %s\n", ours,
+      openssh, ssh.ok() ? "" : ssh.ToString().c_str());
 }
 
 TEST_F(SshConnectionTest, KnownHostsMatchUnderAliasOrIp) {
@@ -310,6 +311,19 @@ TEST_F(SshConnectionTest, KnownHostsMatchUnderAliasOrIp) {
   auto c2 = Connect(o, "some-pod");
   EXPECT_TRUE(WaitReady(c2.get()));
   loop_.Remove(c2.get());
+}
+
+TEST_F(SshConnectionTest, HashedKnownHostsEntry) {
+  // ssh-keygen -H rewrites the file with |1|salt|hash names.
+  ASSERT_THAT(
+      SshdFixture::Run({"/usr/bin/ssh-keygen", "-H", "-f", known_hosts_}),
+      IsOk());
+  auto text = ReadFileToString(known_hosts_);
+  ASSERT_THAT(text.status(), IsOk());
+  ASSERT_TRUE(StartsWith(*text, "|1|")) << *text;
+  auto c = Connect(Options(), "w0");
+  EXPECT_TRUE(WaitReady(c.get()));
+  loop_.Remove(c.get());
 }
 
 TEST_F(SshConnectionTest, KnownHostsMismatchRefused) {
@@ -330,16 +344,14 @@ TEST_F(SshConnectionTest, KnownHostsMismatchRefused) {
     RunUntil([&] { return c->state() == State::kFailed; });
     loop_.Remove(c.get());
     ASSERT_EQ(c->state(), State::kFailed);
-    EXPECT_THAT(c->status(),
-                StatusIs(Code::kFailedPrecondition, *kh + ":1"));
+    EXPECT_THAT(c->status(), StatusIs(Code::kFailedPrecondition, *kh + ":1"));
     EXPECT_THAT(c->status().message(), HasSubstr("ssh-keygen -R"));
     EXPECT_FALSE(IsRetryable(c->status()));
     // The fingerprint as ssh-keygen -l prints it.
     std::string fp_file = sshd_->dir() + "/fp.txt";
     ASSERT_THAT(SshdFixture::Run({"/bin/sh", "-c",
-                                  "ssh-keygen -l -E sha256 -f " +
-                                      sshd_->dir() + "/host_ed25519.pub > " +
-                                      fp_file}),
+                                  "ssh-keygen -l -E sha256 -f " + sshd_->dir() +
+                                      "/host_ed25519.pub > " + fp_file}),
                 IsOk());
     auto fp = ReadFileToString(fp_file);
     ASSERT_THAT(fp.status(), IsOk());
@@ -428,9 +440,9 @@ TEST_F(SshConnectionTest, KeepaliveDetectsStoppedServer) {
   long polls_before = loop_.polls();
   RunUntil([&] { return c->state() == State::kFailed; },
            std::chrono::seconds(10));
-  double took = std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
+  double took =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   loop_.Remove(c.get());
   EXPECT_THAT(c->status(), StatusIs(Code::kUnavailable, "no answer from w0"));
   EXPECT_GE(took, 1.0);

@@ -91,7 +91,8 @@ pid_t ParentOf(pid_t pid) {
 
 Status SshdFixture::Run(const std::vector<std::string>& argv) {
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   char tmpl[] = "/tmp/sshd-fixture-run-XXXXXX";
   UniqueFd out(::mkstemp(tmpl));
@@ -130,12 +131,12 @@ Status SshdFixture::Init() {
   user_ = pw != nullptr ? pw->pw_name : "root";
   port_ = FreePort();
   if (port_ <= 0) return InternalError("no free port");
-  K8S_RETURN_IF_ERROR(Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N",
-                           "", "-C", "fixture-host", "-f",
-                           dir_ + "/host_ed25519"}));
-  K8S_RETURN_IF_ERROR(Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N",
-                           "", "-C", "fixture-user", "-f",
-                           dir_ + "/id_ed25519"}));
+  K8S_RETURN_IF_ERROR(
+      Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+           "fixture-host", "-f", dir_ + "/host_ed25519"}));
+  K8S_RETURN_IF_ERROR(
+      Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
+           "fixture-user", "-f", dir_ + "/id_ed25519"}));
   K8S_ASSIGN_OR_RETURN(std::string pub,
                        ReadFileToString(dir_ + "/id_ed25519.pub"));
   K8S_RETURN_IF_ERROR(WriteFile(dir_ + "/authorized_keys", pub));
@@ -144,23 +145,28 @@ Status SshdFixture::Init() {
   std::vector<std::string> words = Split(std::string(Trim(host_pub)), ' ');
   if (words.size() < 2) return InternalError("bad host key " + host_pub);
   host_key_ = words[0] + " " + words[1];
-  std::string cfg =
-      "Port " + std::to_string(port_) +
-      "\n"
-      "ListenAddress 127.0.0.1\n"
-      "HostKey " + dir_ + "/host_ed25519\n"
-      "PidFile " + dir_ + "/sshd.pid\n"
-      "AuthorizedKeysFile " + dir_ + "/authorized_keys\n"
-      "StrictModes no\n"
-      "UsePAM no\n"
-      "PubkeyAuthentication yes\n"
-      "PasswordAuthentication no\n"
-      "KbdInteractiveAuthentication no\n"
-      "PermitRootLogin prohibit-password\n"
-      "UseDNS no\n"
-      "MaxStartups 100:30:200\n"
-      "MaxSessions 100\n"
-      "LogLevel VERBOSE\n";
+  std::string cfg = "Port " + std::to_string(port_) +
+                    "\n"
+                    "ListenAddress 127.0.0.1\n"
+                    "HostKey " +
+                    dir_ +
+                    "/host_ed25519\n"
+                    "PidFile " +
+                    dir_ +
+                    "/sshd.pid\n"
+                    "AuthorizedKeysFile " +
+                    dir_ +
+                    "/authorized_keys\n"
+                    "StrictModes no\n"
+                    "UsePAM no\n"
+                    "PubkeyAuthentication yes\n"
+                    "PasswordAuthentication no\n"
+                    "KbdInteractiveAuthentication no\n"
+                    "PermitRootLogin prohibit-password\n"
+                    "UseDNS no\n"
+                    "MaxStartups 100:30:200\n"
+                    "MaxSessions 100\n"
+                    "LogLevel VERBOSE\n";
   return WriteFile(dir_ + "/sshd_config", cfg);
 }
 
@@ -174,8 +180,8 @@ Status SshdFixture::Start() {
   // Hide it from this sshd only, in a private mount namespace; the same
   // pid then execs sshd, so Stop() still has the right pid.
   struct passwd* pw = ::getpwuid(::getuid());
-  std::string bashrc = pw != nullptr ? std::string(pw->pw_dir) + "/.bashrc"
-                                     : std::string();
+  std::string bashrc =
+      pw != nullptr ? std::string(pw->pw_dir) + "/.bashrc" : std::string();
   if (::geteuid() == 0 && !bashrc.empty() &&
       ::access(bashrc.c_str(), F_OK) == 0 &&
       ::access("/usr/bin/unshare", X_OK) == 0) {
@@ -186,7 +192,8 @@ Status SshdFixture::Start() {
                 std::string(kSshd) + " -D -e -f " + cfg};
   }
   std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);

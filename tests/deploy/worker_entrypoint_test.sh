@@ -1,0 +1,198 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs images/worker-entrypoint.sh as uid 1000 in a private network
+# namespace with a fake ssh Secret, logs in with the config that
+# images/launcher-entrypoint.sh writes, and checks the session (uid, PATH,
+# LD_LIBRARY_PATH, agent settings) and strict host key checking.
+#
+# uid 1000 gets a passwd entry ("mpiuser", HOME in the temp dir) through
+# /etc/passwd and /etc/group copies bind-mounted in a private mount
+# namespace, so the machine's user database is never modified, even when
+# uid 1000 already belongs to someone else.
+# Usage: worker_entrypoint_test.sh [REPO_DIR]. Needs root, ip, sshd, ssh.
+# shellcheck disable=SC2016 # Single-quoted $VARS are for the remote shell.
+set -euo pipefail
+
+repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
+if [[ "$(id -u)" != 0 ]]; then
+  echo "SKIP: needs root (network namespace, setpriv)"
+  exit 77
+fi
+for tool in ip sshd ssh ssh-keygen setpriv unshare; do
+  command -v "$tool" >/dev/null || PATH="$PATH:/usr/sbin:/sbin"
+  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
+
+tmp="$(mktemp -d /tmp/k8s-deploy-worker.XXXXXX)"
+chmod 0755 "$tmp"  # uid 1000 must traverse it to reach its HOME.
+ns="k8s-deploy-$$-$RANDOM"
+sshd_pid=""
+cleanup() {
+  if [[ -n "$sshd_pid" ]]; then
+    kill "$sshd_pid" 2>/dev/null || true
+    wait "$sshd_pid" 2>/dev/null || true
+  fi
+  ip netns del "$ns" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+expect_eq() {  # what expected actual
+  if [[ "$2" == "$3" ]]; then echo "ok: $1"; else fail "$1: expected '$2', got '$3'"; fi
+}
+
+# --- Fake Secret, laid out as the kubelet does it: timestamped data dir,
+# ..data symlink, per-key symlinks; files root:fsGroup 0440 (defaultMode
+# 0440, fsGroup 1000), directory world-writable and sticky.
+secret="$tmp/secret"
+data="..2024_01_01_00_00_00.000000001"
+mkdir -p "$secret/$data"
+ssh-keygen -q -t ed25519 -N '' -C job-user -f "$secret/$data/id_ed25519"
+ssh-keygen -q -t ed25519 -N '' -C job-host -f "$secret/$data/ssh_host_ed25519_key"
+ln -s "$data" "$secret/..data"
+for f in id_ed25519 id_ed25519.pub ssh_host_ed25519_key ssh_host_ed25519_key.pub; do
+  ln -s "..data/$f" "$secret/$f"
+done
+chown -R 0:1000 "$secret"
+chmod 0440 "$secret/$data"/*
+chmod 2755 "$secret/$data"
+chmod 1777 "$secret"
+
+# --- passwd/group copies naming uid 1000 "mpiuser".
+awk -F: -v home="$tmp/home" '$3 != 1000 { print } END {
+  print "mpiuser:x:1000:1000:k8s-agent deploy test:" home ":/bin/bash" }' /etc/passwd >"$tmp/passwd"
+awk -F: '$3 != 1000 { print } END { print "mpiuser:x:1000:" }' /etc/group >"$tmp/group"
+chmod 0644 "$tmp/passwd" "$tmp/group"
+for h in home lhome; do
+  install -d -m 0755 -o 1000 -g 1000 "$tmp/$h"
+done
+
+session_path="/usr/local/bin:/usr/bin:/bin:/opt/k8s-deploy-test/bin"
+session_ld="/opt/k8s-deploy-test/lib"
+
+# Runs "$@" as uid/gid 1000 with the passwd overlay and a clean environment
+# (HOME=$1 then VAR=value words, then the command). Every step execs, so the
+# pid of the caller's process is the pid of the final command.
+mpiuser_cmd() {  # home: sets the array cmd
+  cmd=(unshare --mount --propagation private sh -c '
+    mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 1
+    shift; exec "$@"' sh "$tmp"
+    setpriv --reuid=1000 --regid=1000 --clear-groups
+    env -i HOME="$1" USER=mpiuser LOGNAME=mpiuser)
+}
+as_mpiuser() {
+  local cmd
+  mpiuser_cmd "$1"
+  shift
+  "${cmd[@]}" "$@"
+}
+
+# --- Launcher side: the client config from the same Secret.
+as_mpiuser "$tmp/lhome" PATH="$session_path" SECRET_DIR="$secret" \
+  "$repo/images/launcher-entrypoint.sh" true
+cfg="$tmp/lhome/.ssh/config"
+[[ -f "$cfg" ]] || fail "launcher-entrypoint wrote no $cfg"
+grep -q '^  Port 2222$' "$cfg" || fail "no Port 2222 in $cfg"
+expect_eq "launcher known_hosts is the shared host key for *" \
+  "*,[*]:2222 $(cut -d' ' -f1,2 "$secret/ssh_host_ed25519_key.pub")" \
+  "$(cat "$tmp/lhome/.ssh/known_hosts_workers")"
+expect_eq "launcher identity mode" 600 "$(stat -c %a "$tmp/lhome/.ssh/id_ed25519")"
+
+# Same, for a job that names its workers.
+as_mpiuser "$tmp/lhome" PATH="$session_path" SECRET_DIR="$secret" \
+  WORKER_HOST_PATTERN="mpi-worker-*" "$repo/images/launcher-entrypoint.sh" true
+cp "$tmp/lhome/.ssh/known_hosts_workers" "$tmp/known_hosts_pattern"
+expect_eq "pattern known_hosts" \
+  "mpi-worker-*,[mpi-worker-*]:2222 $(cut -d' ' -f1,2 "$secret/ssh_host_ed25519_key.pub")" \
+  "$(cat "$tmp/known_hosts_pattern")"
+as_mpiuser "$tmp/lhome" PATH="$session_path" SECRET_DIR="$secret" \
+  "$repo/images/launcher-entrypoint.sh" true  # Back to "*".
+
+# --- Worker: sshd on 2222 as uid 1000 in its own network namespace.
+ip netns add "$ns"
+ip -n "$ns" link set lo up
+# Every exec keeps the pid (ip netns exec, unshare, sh, setpriv, env and the
+# entrypoint all exec), so $! is sshd's pid.
+mpiuser_cmd "$tmp/home"
+ip netns exec "$ns" "${cmd[@]}" PATH="$session_path" LD_LIBRARY_PATH="$session_ld" \
+  SECRET_DIR="$secret" K8S_AGENT_NAMESPACE=deploy-test \
+  "$repo/images/worker-entrypoint.sh" >"$tmp/sshd.log" 2>&1 &
+sshd_pid=$!
+
+ready=0
+for _ in $(seq 1 100); do  # Up to 10 s.
+  kill -0 "$sshd_pid" 2>/dev/null || break
+  if ip netns exec "$ns" bash -c 'exec 3<>/dev/tcp/127.0.0.1/2222' 2>/dev/null; then
+    ready=1
+    break
+  fi
+  sleep 0.1
+done
+if [[ "$ready" != 1 ]]; then
+  echo "--- sshd log:" >&2
+  cat "$tmp/sshd.log" >&2
+  fail "sshd never listened on 127.0.0.1:2222 in $ns"
+  exit 1
+fi
+expect_eq "sshd pid file" "$sshd_pid" "$(cat "$tmp/home/.sshd/sshd.pid" 2>/dev/null)"
+grep -q '^StrictModes yes$' "$tmp/home/.sshd/sshd_config" || fail "StrictModes is not yes with a writable HOME"
+expect_eq "HOME/.ssh mode" 700 "$(stat -c %a "$tmp/home/.ssh")"
+expect_eq "authorized_keys mode" 600 "$(stat -c %a "$tmp/home/.ssh/authorized_keys")"
+[[ -f "$tmp/home/.ssh/config" ]] || fail "worker has no ssh client config (needed for tree spawn)"
+
+remote() {  # ssh options... -- runs the rest on the worker
+  ip netns exec "$ns" ssh -F "$cfg" -l mpiuser -o ConnectTimeout=5 "$@"
+}
+out="$(remote 127.0.0.1 'id -u; echo "$PATH"; echo "$LD_LIBRARY_PATH"; echo "$K8S_AGENT_NAMESPACE"' 2>"$tmp/ssh.err")" ||
+  { cat "$tmp/ssh.err" "$tmp/sshd.log" >&2; fail "ssh login failed"; }
+mapfile -t lines <<<"$out"
+expect_eq "remote id -u" 1000 "${lines[0]:-}"
+expect_eq "remote PATH" "$session_path" "${lines[1]:-}"
+expect_eq "remote LD_LIBRARY_PATH" "$session_ld" "${lines[2]:-}"
+expect_eq "remote K8S_AGENT_NAMESPACE" deploy-test "${lines[3]:-}"
+expect_eq "remote exit status" 7 "$(remote 127.0.0.1 'exit 7' 2>/dev/null; echo $?)"
+
+# Strict host key checking against the pattern file: a worker name matches,
+# any other name is refused.
+out="$(remote -o UserKnownHostsFile="$tmp/known_hosts_pattern" -o HostKeyAlias=mpi-worker-3 \
+  127.0.0.1 'echo pattern-ok' 2>&1)" || true
+expect_eq "known_hosts pattern accepts mpi-worker-3" pattern-ok "$out"
+if remote -o UserKnownHostsFile="$tmp/known_hosts_pattern" -o HostKeyAlias=other-0 \
+  127.0.0.1 true 2>/dev/null; then
+  fail "a host outside the pattern was accepted"
+else
+  echo "ok: a host outside the pattern is refused"
+fi
+
+kill "$sshd_pid"
+wait "$sshd_pid" 2>/dev/null || true
+sshd_pid=""
+
+# --- Read-only HOME: the Secret is used in place and only then StrictModes
+# is off. "sshd -t" checks the config, including loading the in-place host
+# key as uid 1000.
+install -d -m 0555 "$tmp/rohome"
+printf '#!/bin/sh\nexec /usr/sbin/sshd -t "$@"\n' >"$tmp/sshd-check"
+chmod 0755 "$tmp/sshd-check"
+if as_mpiuser "$tmp/rohome" PATH="$session_path" SECRET_DIR="$secret" \
+  SSHD="$tmp/sshd-check" SSHD_DIR="$tmp/home/ro-sshd" \
+  "$repo/images/worker-entrypoint.sh" 2>"$tmp/ro.err"; then
+  echo "ok: read-only HOME config passes sshd -t"
+else
+  cat "$tmp/ro.err" >&2
+  fail "read-only HOME: sshd -t rejected the config"
+fi
+grep -q '^StrictModes no$' "$tmp/home/ro-sshd/sshd_config" || fail "read-only HOME without StrictModes no"
+grep -q "^AuthorizedKeysFile $secret/" "$tmp/home/ro-sshd/sshd_config" ||
+  fail "read-only HOME does not use the Secret in place"
+
+if [[ "$failures" -gt 0 ]]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "PASS"

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+// Unit tests for ssh option parsing, ssh_config matching and Resolve.
+
+#include "plugin/ssh/ssh_options.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent::ssh {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(ApplySshOptionTest, KeysAreCaseInsensitiveAndFirstValueWins) {
+  SshOptions o;
+  bool known = false;
+  EXPECT_THAT(ApplySshOption("port", "2222", &o, &known), IsOk());
+  EXPECT_TRUE(known);
+  EXPECT_THAT(ApplySshOption("PORT", "3333", &o), IsOk());
+  EXPECT_EQ(o.port, 2222);
+  EXPECT_THAT(ApplySshOption("User", "mpiuser", &o), IsOk());
+  EXPECT_EQ(o.user, "mpiuser");
+}
+
+TEST(ApplySshOptionTest, IdentityFilesAccumulate) {
+  SshOptions o;
+  EXPECT_THAT(ApplySshOption("IdentityFile", "~/.ssh/a", &o), IsOk());
+  EXPECT_THAT(ApplySshOption("identityfile", "\"/b c\"", &o), IsOk());
+  EXPECT_THAT(o.identity_files, ElementsAre("~/.ssh/a", "/b c"));
+}
+
+TEST(ApplySshOptionTest, StrictHostKeyCheckingValues) {
+  struct Case {
+    const char* value;
+    StrictHostKeyChecking want;
+  } cases[] = {{"yes", StrictHostKeyChecking::kYes},
+               {"ask", StrictHostKeyChecking::kYes},
+               {"accept-new", StrictHostKeyChecking::kAcceptNew},
+               {"no", StrictHostKeyChecking::kNo},
+               {"off", StrictHostKeyChecking::kNo},
+               {"NO", StrictHostKeyChecking::kNo}};
+  for (const Case& c : cases) {
+    SshOptions o;
+    EXPECT_THAT(ApplySshOption("StrictHostKeyChecking", c.value, &o), IsOk());
+    EXPECT_EQ(o.strict_host_key_checking, c.want) << c.value;
+  }
+  SshOptions o;
+  EXPECT_THAT(ApplySshOption("StrictHostKeyChecking", "maybe", &o),
+              StatusIs(Code::kInvalidArgument, "StrictHostKeyChecking"));
+}
+
+TEST(ApplySshOptionTest, NumbersAndTimes) {
+  SshOptions o;
+  EXPECT_THAT(ApplySshOption("ConnectTimeout", "7", &o), IsOk());
+  EXPECT_EQ(o.connect_timeout, std::chrono::seconds(7));
+  EXPECT_THAT(ApplySshOption("ServerAliveInterval", "1m", &o), IsOk());
+  EXPECT_EQ(o.server_alive_interval_s, 60);
+  EXPECT_THAT(ApplySshOption("ServerAliveCountMax", "5", &o), IsOk());
+  EXPECT_EQ(o.server_alive_count_max, 5);
+  EXPECT_THAT(ApplySshOption("ConnectionAttempts", "3", &o), IsOk());
+  EXPECT_EQ(o.connection_attempts, 3);
+  EXPECT_THAT(ApplySshOption("BatchMode", "yes", &o), IsOk());
+  EXPECT_EQ(o.batch_mode, true);
+  EXPECT_THAT(ApplySshOption("LogLevel", "ERROR", &o), IsOk());
+  EXPECT_EQ(o.log_level, "error");
+  EXPECT_THAT(ApplySshOption("Port", "0", &o),
+              StatusIs(Code::kInvalidArgument, "Port"));
+  EXPECT_THAT(ApplySshOption("Port", "x", &o),
+              StatusIs(Code::kInvalidArgument, "Port"));
+  EXPECT_THAT(ApplySshOption("ConnectTimeout", "soon", &o),
+              StatusIs(Code::kInvalidArgument, "ConnectTimeout"));
+  EXPECT_THAT(ApplySshOption("BatchMode", "perhaps", &o),
+              StatusIs(Code::kInvalidArgument, "BatchMode"));
+  EXPECT_THAT(ApplySshOption("LogLevel", "LOUD", &o),
+              StatusIs(Code::kInvalidArgument, "LogLevel"));
+}
+
+TEST(ApplySshOptionTest, KnownHostsListAndUnknownKeys) {
+  SshOptions o;
+  EXPECT_THAT(ApplySshOption("UserKnownHostsFile", "/a /dev/null none", &o),
+              IsOk());
+  EXPECT_THAT(o.user_known_hosts_files,
+              ElementsAre("/a", "/dev/null", "/dev/null"));
+  bool known = true;
+  EXPECT_THAT(ApplySshOption("ForwardAgent", "yes", &o, &known), IsOk());
+  EXPECT_FALSE(known);
+}
+
+TEST(HostPatternTest, WildcardsAndNegation) {
+  EXPECT_TRUE(HostPatternMatches("*", "w0"));
+  EXPECT_TRUE(HostPatternMatches("w?", "w0"));
+  EXPECT_FALSE(HostPatternMatches("w?", "w10"));
+  EXPECT_TRUE(HostPatternMatches("worker-* launcher", "launcher"));
+  EXPECT_FALSE(HostPatternMatches("* !w0", "w0"));
+  EXPECT_TRUE(HostPatternMatches("* !w0", "w1"));
+  EXPECT_TRUE(HostPatternMatches("a,W*", "w5"));  // known_hosts style.
+  EXPECT_FALSE(HostPatternMatches("!w0", "w1"));  // Negation alone: no.
+}
+
+TEST(ParseSshConfigTest, HostBlocksAndPrecedence) {
+  const char* text = R"(# global
+StrictHostKeyChecking=no
+Host worker-* !worker-9
+  User mpiuser
+  Port 2222
+  IdentityFile ~/.ssh/worker
+Host *
+  User nobody
+  IdentityFile ~/.ssh/any
+  ServerAliveInterval = 15
+Match exec "true"
+  Port 1
+Host other
+  Port 3
+)";
+  auto w = ParseSshConfig(text, "worker-1", "cfg");
+  ASSERT_THAT(w.status(), IsOk());
+  EXPECT_EQ(w->user, "mpiuser");
+  EXPECT_EQ(w->port, 2222);
+  EXPECT_EQ(w->strict_host_key_checking, StrictHostKeyChecking::kNo);
+  EXPECT_EQ(w->server_alive_interval_s, 15);
+  EXPECT_THAT(w->identity_files, ElementsAre("~/.ssh/worker", "~/.ssh/any"));
+
+  auto n9 = ParseSshConfig(text, "worker-9", "cfg");
+  ASSERT_THAT(n9.status(), IsOk());
+  EXPECT_EQ(n9->user, "nobody");
+  EXPECT_FALSE(n9->port.has_value());  // The Match block is skipped.
+}
+
+TEST(ParseSshConfigTest, BadValueNamesFileAndLine) {
+  EXPECT_THAT(ParseSshConfig("Host *\n  Port many\n", "h", "/etc/ssh/cfg"),
+              StatusIs(Code::kInvalidArgument, "/etc/ssh/cfg:2"));
+}
+
+TEST(MergeFromTest, HigherPrecedenceKeepsItsValues) {
+  SshOptions cli, file;
+  cli.port = 1;
+  cli.identity_files = {"a"};
+  file.port = 2;
+  file.user = "u";
+  file.identity_files = {"b"};
+  cli.MergeFrom(file);
+  EXPECT_EQ(cli.port, 1);
+  EXPECT_EQ(cli.user, "u");
+  EXPECT_THAT(cli.identity_files, ElementsAre("a", "b"));
+}
+
+class ResolveTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/ssh-resolve-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    home_ = tmpl;
+    const char* old = ::getenv("HOME");
+    old_home_ = old ? old : "";
+    ::setenv("HOME", home_.c_str(), 1);
+    ::mkdir((home_ + "/.ssh").c_str(), 0700);
+  }
+  void TearDown() override {
+    ::setenv("HOME", old_home_.c_str(), 1);
+    std::filesystem::remove_all(home_);
+  }
+  void Touch(const std::string& rel) {
+    std::ofstream(home_ + "/" + rel) << "x";
+  }
+  std::string home_, old_home_;
+};
+
+TEST_F(ResolveTest, DefaultsFromHome) {
+  Touch(".ssh/id_rsa");
+  Touch(".ssh/id_ed25519");
+  SshOptions o;
+  o.user = "me";
+  ResolvedSshOptions r = Resolve(o);
+  EXPECT_EQ(r.user, "me");
+  EXPECT_EQ(r.port, 22);
+  EXPECT_THAT(r.identity_files,
+              ElementsAre(home_ + "/.ssh/id_ed25519", home_ + "/.ssh/id_rsa"));
+  EXPECT_THAT(r.known_hosts_files, ElementsAre(home_ + "/.ssh/known_hosts",
+                                               "/etc/ssh/ssh_known_hosts"));
+  EXPECT_EQ(r.strict_host_key_checking, StrictHostKeyChecking::kYes);
+}
+
+TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
+  Touch(".ssh/id_ed25519");
+  Touch("key");
+  SshOptions o;
+  o.identity_files = {"~/key", "~/missing"};
+  o.user_known_hosts_files = {"~/kh"};
+  o.connect_timeout = std::chrono::seconds(0);
+  ResolvedSshOptions r = Resolve(o);
+  EXPECT_THAT(r.identity_files, ElementsAre(home_ + "/key"));
+  EXPECT_EQ(r.known_hosts_files[0], home_ + "/kh");
+  EXPECT_GT(r.connect_timeout, std::chrono::hours(1));  // 0 = no timeout.
+  EXPECT_FALSE(r.user.empty());
+}
+
+}  // namespace
+}  // namespace k8s_agent::ssh

@@ -13,6 +13,7 @@
 
 #include "launcher/options.h"
 #include "plugin/agent/agent.h"
+#include "plugin/agent/hostfile.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/cluster_config.h"
@@ -70,6 +71,40 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
   return ssh::Resolve(merged);
 }
 
+// --hostfile: stdout carries the hostfile and nothing else.
+int HostfileMain(const Options& options, const kube::ClusterConfig& cluster,
+                 const ssh::ResolvedSshOptions& ssh) {
+  HostfileRun run;
+  StatusOr<HostfileFormat> format = ParseHostfileFormat(options.format);
+  if (!format.ok()) {
+    LogError("--hostfile: " + format.status().message());
+    return kAgentFailure;
+  }
+  run.options.format = *format;
+  run.options.ns = options.cluster.ns.empty() ? cluster.ns : options.cluster.ns;
+  run.options.label_selector = options.selector;
+  run.options.slots = options.slots;
+  run.options.slots_from_resource = options.slots_from_resource;
+  run.options.ssh_ready = options.ssh_ready;
+  run.options.wait_for_count = options.wait_for_count;
+  run.options.timeout = options.timeout;
+  run.options.ssh_port = ssh.port;
+  run.cluster = cluster;
+  run.ssh = ssh;
+  StatusOr<HostfileResult> result = RunHostfile(run);
+  if (!result.ok()) {
+    LogError("--hostfile: " + result.status().message());
+    return kAgentFailure;
+  }
+  if (result->local_signal != 0) {
+    LogError("--hostfile: interrupted by signal " +
+             std::to_string(result->local_signal));
+    return 128 + result->local_signal;
+  }
+  PrintOut(result->text);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -94,7 +129,7 @@ int Main(int argc, char** argv) {
   if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
   for (const std::string& note : options.notes) LogDebug(note);
 
-  const std::string& host = options.host;
+  const std::string host = options.hostfile ? "--hostfile" : options.host;
   auto fail = [&](const Status& status) {
     LogError(host + ": " + status.message());
     return kAgentFailure;
@@ -109,6 +144,7 @@ int Main(int argc, char** argv) {
   }
   StatusOr<ssh::ResolvedSshOptions> ssh = SshSettings(options, env);
   if (!ssh.ok()) return fail(ssh.status().WithContext("reading ssh settings"));
+  if (options.hostfile) return HostfileMain(options, *cluster, *ssh);
 
   AgentConfig config;
   config.hosts = options.hosts;

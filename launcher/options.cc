@@ -81,17 +81,26 @@ constexpr LongOption kLongOptions[] = {
      "wait until every HOST is Running and answers SSH, run nothing; all "
      "words after the options are HOSTs"},
     {"hostfile", nullptr, false,
-     "print an Open MPI hostfile (\"NAME slots=N\" lines) of the Running "
-     "pods matching --selector, in stable (ordinal) order; also serves as a "
-     "Horovod --host-discovery-script"},
-    {"slots", "N", true, "--hostfile: slots=N on every line (default 1)"},
+     "print an Open MPI hostfile (\"NAME slots=N\" lines; stdout holds "
+     "nothing else) of the pods matching --selector that are Running with "
+     "an IP and not terminating, in stable order (by ordinal: w-2 before "
+     "w-10); with --format horovod it serves as a Horovod "
+     "--host-discovery-script"},
+    {"slots", "N", true,
+     "--hostfile: slots=N on every line (default: no slots field, so Open "
+     "MPI counts cores and horovodrun uses its --slots-per-host)"},
     {"slots-from-resource", "NAME", true,
-     "--hostfile: slots from the pod's resource limit NAME, e.g. "
-     "nvidia.com/gpu"},
+     "--hostfile: slots from the sum of the pod's containers' "
+     "resources.limits NAME (else requests), e.g. nvidia.com/gpu; pods "
+     "without it are skipped, with a note on stderr"},
+    {"format", "FORMAT", true,
+     "--hostfile: openmpi (\"NAME slots=N\", default) or horovod "
+     "(\"NAME:N\", the --host-discovery-script format)"},
     {"ssh-ready", nullptr, true,
      "--hostfile: list only pods whose sshd completes a handshake"},
     {"wait-for-count", "N", true,
-     "--hostfile: first wait (up to --timeout) until N pods qualify"},
+     "--hostfile: first wait (watching, up to --timeout; on expiry exit 255 "
+     "naming the pods not ready and why) until N pods qualify"},
     {"config", "FILE", false,
      "config file (default: $K8S_AGENT_CONFIG, else /etc/k8s-agent.conf)"},
     {"help", nullptr, false, "print this help and exit"},
@@ -629,6 +638,12 @@ Status ApplySetting(const Setting& s, Options* o) {
     (name == "slots" ? o->slots : o->wait_for_count) = *n;
   } else if (name == "slots-from-resource") {
     o->slots_from_resource = v;
+  } else if (name == "format") {
+    std::string format = ToLower(Trim(v));
+    if (format != "openmpi" && format != "horovod") {
+      return UsageError(what, "unknown format", "use openmpi or horovod");
+    }
+    o->format = format;
   } else {
     return InternalError("option --" + name + " has no handler");
   }
@@ -651,10 +666,10 @@ Status ValidateMode(Options* o) {
     return OkStatus();
   }
   if (o->slots > 0 || !o->slots_from_resource.empty() || o->ssh_ready ||
-      o->wait_for_count > 0) {
+      o->wait_for_count > 0 || o->format != "openmpi") {
     AddNote(&o->notes,
-            "ignoring --slots, --slots-from-resource, --ssh-ready and "
-            "--wait-for-count: they apply to --hostfile only");
+            "ignoring --slots, --slots-from-resource, --ssh-ready, "
+            "--wait-for-count and --format: they apply to --hostfile only");
   }
   if (o->hosts.empty()) {
     return UsageError("no HOST given", "k8s-agent needs a pod to run on",
@@ -691,7 +706,6 @@ std::string Wrap(const std::string& text, size_t indent) {
 }
 
 }  // namespace
-
 
 StatusOr<Options> ParseOptions(
     const std::vector<std::string>& args,
@@ -855,7 +869,14 @@ std::string UsageText() {
       "  OMPI_MCA_plm_rsh_agent=k8s-agent PRTE_MCA_plm_ssh_agent=k8s-agent "
       "mpirun ...\n"
       "  k8s-agent --wait-only --timeout 5m w-0 w-1 w-2\n"
-      "  k8s-agent --hostfile --selector role=worker --slots 4 > hostfile\n";
+      "  k8s-agent --hostfile --selector role=worker --slots 4 > hostfile\n"
+      "  k8s-agent --hostfile --selector role=worker --wait-for-count 8 "
+      "--ssh-ready \\\n"
+      "      --slots-from-resource nvidia.com/gpu --timeout 5m > hostfile\n"
+      "  horovodrun --host-discovery-script ./discover.sh ...  (discover.sh: "
+      "exec\n"
+      "      k8s-agent --hostfile --format horovod --selector role=worker "
+      "--slots 4)\n";
   return out;
 }
 

@@ -56,6 +56,9 @@ struct Options {
   std::string slots_from_resource;  ///< --slots-from-resource NAME.
   bool ssh_ready = false;           ///< --ssh-ready: list only SSH-ready.
   int wait_for_count = 0;           ///< --wait-for-count N; 0 = no wait.
+  /// --format: "openmpi" ("NAME slots=N") or "horovod" ("NAME:N", for
+  /// horovodrun --host-discovery-script).
+  std::string format = "openmpi";
 
   /// --wait-only mode: wait until every HOST is ready, run nothing.
   bool wait_only = false;

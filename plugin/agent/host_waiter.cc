@@ -213,6 +213,12 @@ void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
     Evaluate(now);
     return;
   }
+  StartWatcher(std::move(pod), rv, now);
+  Evaluate(now);
+}
+
+void HostWaiter::StartWatcher(std::optional<kube::Pod> pod,
+                              const std::string& rv, TimePoint now) {
   watcher_ = std::make_unique<kube::PodWatcher>(
       client_, clock_, policy_.ns, pod_name_,
       [this] {
@@ -220,7 +226,6 @@ void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
       },
       seed_ + 2);
   watcher_->Start(std::move(pod), rv, now);
-  Evaluate(now);
 }
 
 bool HostWaiter::Usable(const kube::Pod& pod) const {
@@ -313,12 +318,16 @@ void HostWaiter::Evaluate(TimePoint now) {
     LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod->pod_ip +
             " after " + FormatDuration(now - started_));
   }
-  // A replacement pod (new UID) or a new IP invalidates the probe.
-  if (attempt_ && (attempt_uid_ != pod->uid || attempt_ip_ != pod->pod_ip)) {
-    LogInfo(host_.original + ": " + PodRef() +
-            " changed (replaced or new IP); probing " + pod->pod_ip);
+  // A replacement pod (new UID) or a new IP invalidates the probe in
+  // flight and any backoff earned against the old target.
+  if (attempt_uid_ != pod->uid || attempt_ip_ != pod->pod_ip) {
+    if (attempt_ || ssh_failures_ > 0) {
+      LogInfo(host_.original + ": " + PodRef() +
+              " changed (replaced or new IP); probing " + pod->pod_ip);
+    }
     AbortAttempt();
     ssh_retry_at_ = TimePoint::min();
+    ssh_backoff_.Reset();
   }
   if (attempt_) return;
   if (now < ssh_retry_at_) {
@@ -373,6 +382,11 @@ void HostWaiter::CheckAttempt(TimePoint now) {
       }
       ++ssh_failures_;
       last_ssh_error_ = why.message();
+      if (!watcher_ && direct_pod_) {
+        // The snapshot that looked ready may be stale (pod deleted, new
+        // IP): from now on follow the pod, from that snapshot's version.
+        StartWatcher(direct_pod_, direct_pod_->resource_version, now);
+      }
       NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
       ssh_retry_at_ = now + ssh_backoff_.Next(now);
       state_ = State::kBackoff;

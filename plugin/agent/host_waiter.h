@@ -108,6 +108,8 @@ class HostWaiter : public Pollable {
   void RetryApi(const Status& why, TimePoint now);
   void BeginWaiting(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
+  void StartWatcher(std::optional<kube::Pod> pod, const std::string& rv,
+                    TimePoint now);
   void Evaluate(TimePoint now);
   Status CheckFatal(const kube::Pod& pod) const;
   bool Usable(const kube::Pod& pod) const;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where the API server is and how to authenticate: flags, kubeconfig, in-cluster.
+// Where the API server is and how to authenticate: flags, kubeconfig,
+// in-cluster.
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_CLUSTER_CONFIG_H_
 #define K8S_AGENT_PLUGIN_KUBE_CLUSTER_CONFIG_H_
@@ -15,11 +16,11 @@ namespace k8s_agent::kube {
 /// What the user set explicitly (flags, K8S_AGENT_* env, config file; the
 /// launcher has already merged those). Empty = not set.
 struct ClusterOverrides {
-  std::string server;                  ///< --server
-  std::string token_file;              ///< --token-file
-  std::string certificate_authority;   ///< --certificate-authority
-  std::string ns;                      ///< --namespace
-  std::string kubeconfig;              ///< --kubeconfig (else $KUBECONFIG)
+  std::string server;                 ///< --server
+  std::string token_file;             ///< --token-file
+  std::string certificate_authority;  ///< --certificate-authority
+  std::string ns;                     ///< --namespace
+  std::string kubeconfig;             ///< --kubeconfig (else $KUBECONFIG)
 };
 
 /// Where to read the in-cluster service account and environment from.

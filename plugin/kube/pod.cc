@@ -120,6 +120,41 @@ Status ParseContainers(const Fields& status, const char* key, bool init,
   return OkStatus();
 }
 
+// Quantities are strings on the wire; a hand-written object may hold a
+// bare number, which means the same.
+Status ParseQuantities(const Fields& resources, const char* key,
+                       std::map<std::string, std::string>* out) {
+  K8S_ASSIGN_OR_RETURN(Fields map, resources.Object(key));
+  for (const auto& [name, value] : map.value().items()) {
+    if (value.is_string()) {
+      (*out)[name] = value.get<std::string>();
+    } else if (value.is_number_integer()) {
+      (*out)[name] = std::to_string(value.get<int64_t>());
+    } else if (!value.is_null()) {
+      return map.WrongType(name, "quantity string");
+    }
+  }
+  return OkStatus();
+}
+
+Status ParseSpecContainers(const Fields& spec, Pod* pod) {
+  K8S_ASSIGN_OR_RETURN(const json* list, spec.Array("containers"));
+  for (size_t i = 0; i < list->size(); ++i) {
+    std::string path = spec.Path("containers") + "[" + std::to_string(i) + "]";
+    Fields f((*list)[i], path);
+    if (!f.value().is_object()) {
+      return InternalError("pod " + path + ": expected object");
+    }
+    ContainerSpec c;
+    K8S_RETURN_IF_ERROR(f.String("name", &c.name));
+    K8S_ASSIGN_OR_RETURN(Fields resources, f.Object("resources"));
+    K8S_RETURN_IF_ERROR(ParseQuantities(resources, "limits", &c.limits));
+    K8S_RETURN_IF_ERROR(ParseQuantities(resources, "requests", &c.requests));
+    pod->spec_containers.push_back(std::move(c));
+  }
+  return OkStatus();
+}
+
 Status ParseConditions(const Fields& status, Pod* pod) {
   K8S_ASSIGN_OR_RETURN(const json* list, status.Array("conditions"));
   for (size_t i = 0; i < list->size(); ++i) {
@@ -188,6 +223,7 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   K8S_ASSIGN_OR_RETURN(Fields spec, root.Object("spec"));
   K8S_RETURN_IF_ERROR(spec.String("hostname", &pod.hostname));
   K8S_RETURN_IF_ERROR(spec.String("subdomain", &pod.subdomain));
+  K8S_RETURN_IF_ERROR(ParseSpecContainers(spec, &pod));
 
   K8S_ASSIGN_OR_RETURN(Fields status, root.Object("status"));
   K8S_RETURN_IF_ERROR(status.String("phase", &pod.phase));

@@ -26,6 +26,16 @@ struct ContainerStatus {
   int terminated_exit_code = 0;
 };
 
+/// One entry of spec.containers (init containers excluded): the resources
+/// a hostfile's slots may be derived from.
+struct ContainerSpec {
+  std::string name;
+  /// resources.limits / resources.requests: resource name -> quantity as
+  /// the API wrote it ("2", "500m", "4Gi").
+  std::map<std::string, std::string> limits;
+  std::map<std::string, std::string> requests;
+};
+
 struct Pod {
   std::string name;
   std::string ns;
@@ -35,14 +45,15 @@ struct Pod {
   /// spec.hostname / spec.subdomain (Indexed Jobs, JobSet, StatefulSets).
   std::string hostname;
   std::string subdomain;
+  std::vector<ContainerSpec> spec_containers;  ///< spec.containers.
   bool deleting = false;  ///< metadata.deletionTimestamp is set.
 
-  std::string phase;  ///< "Pending", "Running", "Succeeded", "Failed", ...
+  std::string phase;    ///< "Pending", "Running", "Succeeded", "Failed", ...
   std::string reason;   ///< status.reason, e.g. "Evicted".
   std::string message;  ///< status.message.
   std::string pod_ip;
   std::vector<std::string> pod_ips;  ///< status.podIPs[].ip, incl. pod_ip.
-  bool ready = false;  ///< Condition Ready == True.
+  bool ready = false;                ///< Condition Ready == True.
   /// Condition PodScheduled == False: its reason ("Unschedulable") and message.
   std::string unschedulable_reason;
   std::string unschedulable_message;
@@ -65,9 +76,9 @@ struct PodList {
 struct WatchEvent {
   enum class Type { kAdded, kModified, kDeleted, kBookmark, kError };
   Type type = Type::kAdded;
-  Pod pod;                 ///< For ADDED/MODIFIED/DELETED; BOOKMARK sets
-                           ///< only pod.resource_version.
-  Status error;            ///< For ERROR: the embedded Status, classified.
+  Pod pod;       ///< For ADDED/MODIFIED/DELETED; BOOKMARK sets
+                 ///< only pod.resource_version.
+  Status error;  ///< For ERROR: the embedded Status, classified.
 };
 
 }  // namespace k8s_agent::kube

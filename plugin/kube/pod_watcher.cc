@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// PodWatcher: client-go's reflector rules for one pod, driven by timers.
+// PodWatcher: client-go's reflector rules for one pod or a selected set,
+// driven by timers.
 
 #include "plugin/kube/pod_watcher.h"
 
@@ -17,6 +18,14 @@ namespace {
 // would become a tight loop.
 constexpr Duration kVeryShortWatch = seconds(1);
 
+// Selector-mode lists are paged (as client-go's reflector does) so a big
+// namespace never produces one huge answer.
+constexpr int kListPageSize = 500;
+
+bool SamePod(const Pod& a, const Pod& b) {
+  return a.uid == b.uid && a.resource_version == b.resource_version;
+}
+
 }  // namespace
 
 PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
@@ -30,10 +39,28 @@ PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
       backoff_(Backoff::ApiDefaults(), seed),
       rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
 
+PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
+                       Selector selector, std::function<void()> on_change,
+                       uint64_t seed)
+    : PodWatcher(client, clock, std::move(ns), std::string(),
+                 std::move(on_change), seed) {
+  selector_ = std::move(selector);
+}
+
+std::string PodWatcher::Describe() const {
+  if (!selector_mode()) return "pod " + ns_ + "/" + name_;
+  if (selector_->label_selector.empty()) return "pods in " + ns_;
+  return "pods in " + ns_ + " matching " + selector_->label_selector;
+}
+
 void PodWatcher::Start(std::optional<Pod> initial,
                        const std::string& resource_version, TimePoint now) {
   Stop();
   pod_ = std::move(initial);
+  pods_.clear();
+  list_pages_.clear();
+  list_continue_.clear();
+  synced_ = !resource_version.empty();
   deleted_ = false;
   error_ = OkStatus();
   token_reloaded_ = false;
@@ -71,7 +98,13 @@ void PodWatcher::StartList(TimePoint) {
   state_ = State::kListing;
   ++lists_started_;
   ListOptions options;
-  options.field_selector = "metadata.name=" + name_;
+  if (selector_mode()) {
+    options.label_selector = selector_->label_selector;
+    options.limit = kListPageSize;
+    options.continue_token = list_continue_;
+  } else {
+    options.field_selector = "metadata.name=" + name_;
+  }
   // No resourceVersion: a quorum read, so the list is never stale (what
   // client-go does after an expired resourceVersion).
   call_ = client_->ListPods(ns_, options, [this](StatusOr<PodList> list) {
@@ -88,7 +121,11 @@ void PodWatcher::StartWatch(TimePoint now) {
       1, std::chrono::duration_cast<seconds>(min_watch_timeout_).count());
   std::uniform_int_distribution<int64_t> dist(min_s, 2 * min_s - 1);
   WatchOptions options;
-  options.field_selector = "metadata.name=" + name_;
+  if (selector_mode()) {
+    options.label_selector = selector_->label_selector;
+  } else {
+    options.field_selector = "metadata.name=" + name_;
+  }
   options.resource_version = resource_version_;
   options.allow_bookmarks = true;
   options.timeout_seconds = static_cast<int>(dist(rng_));
@@ -105,16 +142,67 @@ bool PodWatcher::SetPod(std::optional<Pod> pod) {
   return changed;
 }
 
+bool PodWatcher::SetPods(std::vector<Pod> items) {
+  std::map<std::string, Pod> pods;
+  for (Pod& pod : items) {
+    std::string name = pod.name;
+    pods[name] = std::move(pod);
+  }
+  bool changed = pods.size() != pods_.size();
+  for (auto it = pods.begin(); !changed && it != pods.end(); ++it) {
+    auto old = pods_.find(it->first);
+    changed = old == pods_.end() || !SamePod(old->second, it->second);
+  }
+  pods_ = std::move(pods);
+  return changed;
+}
+
+bool PodWatcher::ApplyToSet(const WatchEvent& event) {
+  if (event.pod.name.empty()) return false;
+  auto it = pods_.find(event.pod.name);
+  if (event.type == WatchEvent::Type::kDeleted) {
+    if (it == pods_.end()) return false;
+    pods_.erase(it);
+    return true;
+  }
+  if (it != pods_.end() && SamePod(it->second, event.pod)) return false;
+  pods_[event.pod.name] = event.pod;
+  return true;
+}
+
 void PodWatcher::OnList(StatusOr<PodList> list) {
   call_.reset();
   TimePoint now = clock_->Now();
   if (!list.ok()) {
+    list_pages_.clear();  // A retry starts over: continue tokens expire.
+    list_continue_.clear();
     HandleError(list.status(), now);
     return;
   }
   token_reloaded_ = false;
+  if (selector_mode()) {
+    for (Pod& pod : list->items) list_pages_.push_back(std::move(pod));
+    list_continue_ = list->continue_token;
+    if (!list_continue_.empty()) {
+      StartList(now);  // Next page of the same consistent snapshot.
+      return;
+    }
+  }
   fresh_from_list_ = true;
   resource_version_ = list->resource_version;
+  bool first_sync = !synced_;
+  synced_ = true;
+  if (selector_mode()) {
+    bool changed = SetPods(std::move(list_pages_));
+    list_pages_.clear();
+    if (list_only_) {
+      state_ = State::kIdle;
+    } else {
+      StartWatch(now);
+    }
+    if ((changed || first_sync || list_only_) && on_change_) on_change_();
+    return;
+  }
   std::optional<Pod> found;
   for (Pod& pod : list->items) {
     if (pod.name == name_) found = std::move(pod);
@@ -122,8 +210,12 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
   if (!found && pod_) deleted_ = true;  // Deleted while we could not watch.
   if (found) deleted_ = false;
   bool changed = SetPod(std::move(found));
-  StartWatch(now);
-  if (changed && on_change_) on_change_();
+  if (list_only_) {
+    state_ = State::kIdle;
+  } else {
+    StartWatch(now);
+  }
+  if ((changed || list_only_) && on_change_) on_change_();
 }
 
 void PodWatcher::OnWatchEvent(const WatchEvent& event) {
@@ -151,6 +243,10 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
       if (!event.pod.resource_version.empty()) {
         resource_version_ = event.pod.resource_version;
       }
+      if (selector_mode()) {
+        changed = ApplyToSet(event);
+        break;
+      }
       if (!event.pod.name.empty() && event.pod.name != name_) return;
       deleted_ = false;  // Also a replacement pod with a new uid.
       changed = SetPod(event.pod);
@@ -158,6 +254,10 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
     case WatchEvent::Type::kDeleted:
       if (!event.pod.resource_version.empty()) {
         resource_version_ = event.pod.resource_version;
+      }
+      if (selector_mode()) {
+        changed = ApplyToSet(event);
+        break;
       }
       if (!event.pod.name.empty() && event.pod.name != name_) return;
       deleted_ = true;
@@ -176,10 +276,9 @@ void PodWatcher::OnWatchEnd(const Status& status) {
   }
   Duration lasted = now - watch_started_;
   if (events_in_watch_ == 0 && lasted < kVeryShortWatch) {
-    HandleError(
-        UnavailableError("watch of pod " + ns_ + "/" + name_ + " ended after " +
-                         FormatDuration(lasted) + " with no events"),
-        now);
+    HandleError(UnavailableError("watch of " + Describe() + " ended after " +
+                                 FormatDuration(lasted) + " with no events"),
+                now);
     return;
   }
   // The server's timeoutSeconds passed: resume where we were (rule 1).
@@ -197,8 +296,7 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
         BackOff(why, backoff_.Next(now), now);
         return;
       }
-      LogDebug("pod " + ns_ + "/" + name_ + ": " + why.message() +
-               "; relisting");
+      LogDebug(Describe() + ": " + why.message() + "; relisting");
       StartList(now);
       return;
     case Code::kUnauthenticated:
@@ -233,8 +331,8 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
 }
 
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
-  LogDebug("pod " + ns_ + "/" + name_ + ": " + why.ToString() +
-           "; retrying in " + FormatDuration(delay));
+  LogDebug(Describe() + ": " + why.ToString() + "; retrying in " +
+           FormatDuration(delay));
   state_ = State::kBackingOff;
   retry_at_ = now + delay;
 }

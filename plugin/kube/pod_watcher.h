@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// Follows one pod by name: watch from a resourceVersion with client-go's
-// reflector rules (resume, relist on 410, back off on errors).
+// Follows one pod by name, or every pod matching a label selector: watch
+// from a resourceVersion with client-go's reflector rules (resume, relist
+// on 410, back off on errors).
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_POD_WATCHER_H_
 #define K8S_AGENT_PLUGIN_KUBE_POD_WATCHER_H_
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
@@ -16,7 +19,8 @@
 
 namespace k8s_agent::kube {
 
-/// Keeps the latest snapshot of one named pod current.
+/// Keeps the latest snapshot of one named pod (or of the set of pods
+/// matching a label selector) current.
 ///
 ///   Start(rv) --> kWatching --stream ends ok--> kWatching (same rv)
 ///                   |  410/Expired --> kListing --> kWatching (list rv)
@@ -30,13 +34,27 @@ class PodWatcher : public Pollable {
  public:
   enum class State { kIdle, kListing, kWatching, kBackingOff, kFailed };
 
+  /// Selector mode: follow every pod matching `label_selector` (empty:
+  /// every pod in the namespace); read them from pods().
+  struct Selector {
+    std::string label_selector;
+  };
+
+  /// Name mode: follow the pod called `name`; read it from pod().
   PodWatcher(KubeClient* client, Clock* clock, std::string ns, std::string name,
              std::function<void()> on_change, uint64_t seed);
+  PodWatcher(KubeClient* client, Clock* clock, std::string ns,
+             Selector selector, std::function<void()> on_change, uint64_t seed);
 
   /// Begins watching from `resource_version` with `initial` as the current
   /// snapshot (nullopt: the pod does not exist yet). An empty rv lists first.
+  /// Selector mode takes no snapshot: pass nullopt and an empty rv.
   void Start(std::optional<Pod> initial, const std::string& resource_version,
              TimePoint now);
+  /// Stop after the first complete list instead of watching (state() goes
+  /// kIdle, synced() true): a one-shot read with the same error handling.
+  /// Call before Start().
+  void set_list_only(bool list_only) { list_only_ = list_only; }
   /// Cancels any call in flight; the watcher goes idle.
   void Stop();
 
@@ -44,6 +62,12 @@ class PodWatcher : public Pollable {
   /// The latest snapshot; nullopt while the pod does not exist (or after
   /// DELETED until a new pod of that name is ADDED).
   const std::optional<Pod>& pod() const { return pod_; }
+  /// Selector mode: the matching pods by name. Empty until synced().
+  const std::map<std::string, Pod>& pods() const { return pods_; }
+  /// A complete list has been received (or a watch from a given rv began):
+  /// the snapshot reflects the server. Selector mode calls `on_change` on
+  /// the first sync even when the snapshot is empty.
+  bool synced() const { return synced_; }
   /// Set when the pod was seen and then deleted.
   bool deleted() const { return deleted_; }
   /// kFailed only: why watching cannot continue.
@@ -75,17 +99,29 @@ class PodWatcher : public Pollable {
   void Fail(const Status& why);
   // Replaces the snapshot; returns true when it changed.
   bool SetPod(std::optional<Pod> pod);
+  // Selector mode: the list-result and watch-event counterparts of SetPod.
+  bool SetPods(std::vector<Pod> items);
+  bool ApplyToSet(const WatchEvent& event);
+  bool selector_mode() const { return selector_.has_value(); }
+  // "pod ns/name" or "pods in ns matching role=worker", for messages.
+  std::string Describe() const;
 
   KubeClient* client_;
   Clock* clock_;
   std::string ns_;
-  std::string name_;
+  std::string name_;                  // Name mode.
+  std::optional<Selector> selector_;  // Selector mode.
   std::function<void()> on_change_;
   Backoff backoff_;
   std::mt19937_64 rng_;
   Duration min_watch_timeout_ = std::chrono::minutes(5);
   State state_ = State::kIdle;
   std::optional<Pod> pod_;
+  std::map<std::string, Pod> pods_;
+  std::vector<Pod> list_pages_;  // Selector mode: pages of a list so far.
+  std::string list_continue_;    // The next page's continue token.
+  bool list_only_ = false;
+  bool synced_ = false;
   bool deleted_ = false;
   Status error_;
   std::string resource_version_;

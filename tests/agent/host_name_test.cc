@@ -40,9 +40,8 @@ TEST(HostNameTest, IpLiterals) {
 }
 
 TEST(HostNameTest, HostileNamesNeverReachAUrl) {
-  for (const char* bad :
-       {"", "w/0", "w?0", "w#0", "w%2f", "..", "w..0", "a b", "w\n0",
-        "-w", "w-", "w_0", "w:22", "../../api"}) {
+  for (const char* bad : {"", "w/0", "w?0", "w#0", "w%2f", "..", "w..0", "a b",
+                          "w\n0", "-w", "w-", "w_0", "w:22", "../../api"}) {
     EXPECT_THAT(ParseHostName(bad), StatusIs(Code::kInvalidArgument)) << bad;
   }
   EXPECT_THAT(ParseHostName(std::string(64, 'a')),

@@ -35,23 +35,25 @@ struct PodSpec {
 };
 
 nlohmann::json PodJson(const PodSpec& p) {
-  nlohmann::json pod = {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata",
-       {{"name", p.name},
-        {"namespace", "default"},
-        {"uid", p.uid},
-        {"resourceVersion", p.rv}}},
-      {"spec", {{"containers", {{{"name", "main"}}}}}},
-      {"status", {{"phase", p.phase}}}};
+  nlohmann::json pod = {{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata",
+                         {{"name", p.name},
+                          {"namespace", "default"},
+                          {"uid", p.uid},
+                          {"resourceVersion", p.rv}}},
+                        {"spec", {{"containers", {{{"name", "main"}}}}}},
+                        {"status", {{"phase", p.phase}}}};
   if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
   if (!p.ip.empty()) {
     pod["status"]["podIP"] = p.ip;
     pod["status"]["podIPs"] = {{{"ip", p.ip}}};
   }
-  nlohmann::json cs = {{"name", "main"}, {"ready", p.ready},
-                       {"restartCount", 0}, {"image", "x"}, {"imageID", "x"}};
+  nlohmann::json cs = {{"name", "main"},
+                       {"ready", p.ready},
+                       {"restartCount", 0},
+                       {"image", "x"},
+                       {"imageID", "x"}};
   if (!p.waiting.empty()) {
     cs["state"] = {{"waiting", {{"reason", p.waiting}, {"message", "boom"}}}};
   }
@@ -145,8 +147,8 @@ TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheGetsVersion) {
   EXPECT_THAT(Path(1), HasSubstr("resourceVersion=41"));
   EXPECT_THAT(Path(1), HasSubstr("watch=true"));
   http_.Headers(1, 200);
-  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.7",
-                                   .rv = "42"}));
+  http_.Data(
+      1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.7", .rv = "42"}));
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.7");
   EXPECT_EQ(http_.size(), 2u);
@@ -168,8 +170,10 @@ TEST_F(HostWaiterTest, PodNotCreatedYetCostsGetListWatch) {
   EXPECT_THAT(Path(2), HasSubstr("resourceVersion=77"));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   http_.Headers(2, 200);
-  http_.Data(2, Event("ADDED", {.name = "w-9", .phase = "Running",
-                                .ip = "10.0.0.9", .rv = "78"}));
+  http_.Data(
+      2,
+      Event("ADDED",
+            {.name = "w-9", .phase = "Running", .ip = "10.0.0.9", .rv = "78"}));
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(http_.size(), 3u);
 }
@@ -181,8 +185,10 @@ TEST_F(HostWaiterTest, HostnameMatchesSpecHostname) {
   HostWaiter& w = Make("job-0");
   http_.Respond(0, 404, "{}");
   http_.Respond(1, 200,
-                List({{.name = "job-0-abcde", .phase = "Running",
-                       .ip = "10.0.0.3", .hostname = "job-0"},
+                List({{.name = "job-0-abcde",
+                       .phase = "Running",
+                       .ip = "10.0.0.3",
+                       .hostname = "job-0"},
                       {.name = "job-1-xyz", .hostname = "job-1"}},
                      "5"));
   EXPECT_EQ(w.state(), State::kReady);
@@ -209,8 +215,8 @@ TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
   nlohmann::json pod = PodJson(failed);
   pod["status"]["reason"] = "Evicted";
   pod["status"]["message"] = "low on memory";
-  http_.Data(1, nlohmann::json({{"type", "MODIFIED"}, {"object", pod}}).dump() +
-                    "\n");
+  http_.Data(
+      1, nlohmann::json({{"type", "MODIFIED"}, {"object", pod}}).dump() + "\n");
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
                                    "pod default/w-0 is Failed: Evicted: low "
@@ -229,8 +235,8 @@ TEST_F(HostWaiterTest, ImagePullBackOffFailsFastAndIsConfigurable) {
   WaitPolicy lenient;
   lenient.fatal_reasons = {"CrashLoopBackOff"};
   HostWaiter& w2 = Make("w-0", lenient);
-  http_.Respond(http_.last_index(),
-                200, PodJson({.waiting = "ImagePullBackOff"}).dump());
+  http_.Respond(http_.last_index(), 200,
+                PodJson({.waiting = "ImagePullBackOff"}).dump());
   EXPECT_EQ(w2.state(), State::kWaitingForPod);
 }
 
@@ -251,19 +257,56 @@ TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
   EXPECT_EQ(w.state(), State::kBackoff);
   Duration first_wait = w.NextWake() - clock_.Now();
   EXPECT_GT(first_wait, Duration::zero());
-  EXPECT_LE(first_wait, milliseconds(20));
+  EXPECT_LE(first_wait, milliseconds(10));
   Advance(first_wait);
   EXPECT_EQ(w.state(), State::kBackoff);
   EXPECT_EQ(ssh_.attempts.size(), 2u);
   Advance(w.NextWake() - clock_.Now());
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(w.ssh_attempts(), 3);
-  EXPECT_EQ(http_.size(), 1u) << "a ready Running pod needs no watch";
+  // The first refusal starts a watch: the snapshot may be stale.
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=10"));
+  std::vector<pollfd> fds;
+  w.CollectFds(&fds);
+  EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
+}
+
+TEST_F(HostWaiterTest, StaleRunningSnapshotIsFollowedAfterARefusal) {
+  // Given a GET that says Running at an old IP whose sshd is gone, when the
+  // pod is then deleted and recreated at a new IP, expect the agent to
+  // learn it from the watch that the first refusal started.
+  ssh_.Refuse(1);
+  HostWaiter& w = Make("w-1");
+  http_.Respond(
+      0, 200,
+      PodJson(
+          {.name = "w-1", .phase = "Running", .ip = "10.0.0.11", .rv = "20"})
+          .dump());
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Headers(1, 200);
+  http_.Data(1, Event("DELETED", {.name = "w-1",
+                                  .phase = "Running",
+                                  .ip = "10.0.0.11",
+                                  .rv = "21"}));
+  http_.Data(
+      1,
+      Event("ADDED",
+            {.name = "w-1", .phase = "Pending", .uid = "uid-2", .rv = "22"}));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  ssh_.Succeed();
+  http_.Data(1, Event("MODIFIED", {.name = "w-1",
+                                   .phase = "Running",
+                                   .ip = "10.0.0.21",
+                                   .uid = "uid-2",
+                                   .rv = "23"}));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.21");
 }
 
 TEST_F(HostWaiterTest, HostKeyMismatchIsNotRetried) {
-  ssh_.script.push_back({SshState::kFailed,
-                         FailedPreconditionError("host key mismatch")});
+  ssh_.script.push_back(
+      {SshState::kFailed, FailedPreconditionError("host key mismatch")});
   HostWaiter& w = Make("w-0");
   http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
   EXPECT_EQ(w.state(), State::kFailed);
@@ -279,16 +322,18 @@ TEST_F(HostWaiterTest, ReplacedPodAbandonsTheOldProbe) {
   HostWaiter& w = Make("w-0");
   http_.Respond(0, 200, PodJson({}).dump());
   http_.Headers(1, 200);
-  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5",
-                                   .rv = "11"}));
+  http_.Data(
+      1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5", .rv = "11"}));
   ASSERT_EQ(ssh_.attempts.size(), 1u);
   EXPECT_EQ(w.state(), State::kProbing);
-  http_.Data(1, Event("DELETED", {.phase = "Running", .ip = "10.0.0.5",
-                                  .rv = "12"}));
+  http_.Data(
+      1, Event("DELETED", {.phase = "Running", .ip = "10.0.0.5", .rv = "12"}));
   EXPECT_TRUE(ssh_.attempts[0]->destroyed);
   ssh_.Succeed();
-  http_.Data(1, Event("ADDED", {.phase = "Running", .ip = "10.0.0.6",
-                                .uid = "uid-2", .rv = "13"}));
+  http_.Data(1, Event("ADDED", {.phase = "Running",
+                                .ip = "10.0.0.6",
+                                .uid = "uid-2",
+                                .rv = "13"}));
   ASSERT_EQ(ssh_.attempts.size(), 2u);
   EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.6");
   EXPECT_EQ(w.state(), State::kReady);
@@ -306,8 +351,8 @@ TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   Advance(seconds(1));
   EXPECT_EQ(w.state(), State::kFailed);
-  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
-                                   "deleted and not replaced"));
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition, "deleted and not replaced"));
 }
 
 TEST_F(HostWaiterTest, TimeoutNamesTheLastStateSeen) {
@@ -344,8 +389,10 @@ TEST_F(HostWaiterTest, WaitForReadyRequiresTheReadyCondition) {
   http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   http_.Headers(1, 200);
-  http_.Data(1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5",
-                                   .rv = "11", .ready = true}));
+  http_.Data(
+      1,
+      Event("MODIFIED",
+            {.phase = "Running", .ip = "10.0.0.5", .rv = "11", .ready = true}));
   EXPECT_EQ(w.state(), State::kReady);
 }
 

@@ -229,7 +229,6 @@ bed_up() {
   bed_record BED_BRIDGE "$BED_BRIDGE"
   bed_record BED_WORKERS "$BED_WORKERS"
   [[ "${BED_NO_TRAP:-0}" == 1 ]] || bed_install_trap
-  mkdir -p /run/sshd && chmod 755 /run/sshd # G4, for sshd's re-exec checks outside our tmpfs too
   # Subnet choice and bridge address under one lock so two beds never pick the same /24.
   exec {lockfd}</tmp
   flock -w 30 "$lockfd" || bed_die "bed lock busy" || return 1

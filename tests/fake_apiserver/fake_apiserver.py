@@ -30,7 +30,8 @@ Test controls (bearer token required; not counted in stats, never faulted):
          hostname, subdomain, labels (object), ready (bool), waitingReason,
          waitingMessage (all containers), reason, message, unschedulable
          (message; PodScheduled=False reason Unschedulable; null clears),
-         deleting (bool: deletionTimestamp), containerStatuses (raw).
+         deleting (bool: deletionTimestamp), containerStatuses (raw),
+         containers (raw spec.containers, e.g. with resources).
          Bumps the RV and emits ADDED or MODIFIED. /_control/pods/{name}
          means namespace "default".
   DELETE /_control/pods/{ns}/{name}   emits DELETED.
@@ -72,7 +73,7 @@ MAX_LOG = 100000
 CONTROL_KEYS = {
     "name", "namespace", "phase", "podIP", "hostname", "subdomain", "labels",
     "ready", "waitingReason", "waitingMessage", "reason", "message",
-    "unschedulable", "deleting", "containerStatuses",
+    "unschedulable", "deleting", "containerStatuses", "containers",
 }
 REASONS = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -183,6 +184,8 @@ class State:
         if unknown:
             raise ValueError("unknown keys: " + ", ".join(sorted(unknown)))
         meta, spec, status = pod["metadata"], pod["spec"], pod["status"]
+        if "containers" in sh:
+            spec["containers"] = copy.deepcopy(sh["containers"])
         names = [c.get("name", "main") for c in spec.get("containers", [])]
         if "phase" in sh:
             status["phase"] = sh["phase"]

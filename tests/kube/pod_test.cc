@@ -107,6 +107,33 @@ TEST(PodTest, WrongTypeNamesTheField) {
   EXPECT_THAT(Pod::FromJson("{nope"), StatusIs(Code::kInternal, "malformed"));
 }
 
+TEST(PodTest, SpecContainerResources) {
+  auto pod = Pod::FromJson(R"({"spec":{
+      "initContainers":[{"name":"init","resources":{"limits":{"cpu":"9"}}}],
+      "containers":[
+        {"name":"a","resources":{"limits":{"nvidia.com/gpu":"2","cpu":"500m"},
+                                 "requests":{"cpu":"250m"}}},
+        {"name":"b","resources":{"requests":{"nvidia.com/gpu":1}}},
+        {"name":"c"}]}})");
+  ASSERT_THAT(pod, IsOk());
+  ASSERT_EQ(pod->spec_containers.size(), 3u);  // Init containers excluded.
+  EXPECT_EQ(pod->spec_containers[0].name, "a");
+  EXPECT_THAT(pod->spec_containers[0].limits,
+              ElementsAre(Pair("cpu", "500m"), Pair("nvidia.com/gpu", "2")));
+  EXPECT_THAT(pod->spec_containers[0].requests,
+              ElementsAre(Pair("cpu", "250m")));
+  EXPECT_TRUE(pod->spec_containers[1].limits.empty());
+  EXPECT_THAT(pod->spec_containers[1].requests,
+              ElementsAre(Pair("nvidia.com/gpu", "1")));
+  EXPECT_TRUE(pod->spec_containers[2].limits.empty());
+  EXPECT_THAT(
+      Pod::FromJson(
+          R"({"spec":{"containers":[{"resources":{"limits":{"x":[]}}}]}})"),
+      StatusIs(Code::kInternal, "spec.containers[0].resources.limits.x"));
+  EXPECT_THAT(Pod::FromJson(R"({"spec":{"containers":[3]}})"),
+              StatusIs(Code::kInternal, "spec.containers[0]"));
+}
+
 TEST(PodListTest, PageWithContinue) {
   auto list = PodList::FromJson(Golden("podlist_page.json"));
   ASSERT_THAT(list, IsOk());

@@ -314,5 +314,118 @@ TEST_F(PodWatcherTest, OnChangeMayStopTheWatcher) {
   EXPECT_EQ(w->pod()->resource_version, "6");  // Nothing after Stop().
 }
 
+// ---- Selector mode ----------------------------------------------------------
+
+std::string NamedPod(const std::string& name, const std::string& uid,
+                     const std::string& rv, const std::string& phase) {
+  return R"({"kind":"Pod","metadata":{"name":")" + name +
+         R"(","namespace":"default","uid":")" + uid +
+         R"(","resourceVersion":")" + rv + R"("},"status":{"phase":")" + phase +
+         R"("}})";
+}
+
+class PodSetWatcherTest : public PodWatcherTest {
+ protected:
+  PodSetWatcherTest()
+      : set_(
+            &client_, &clock_, "default", PodWatcher::Selector{"role=worker"},
+            [this] { ++set_changes_; }, 7) {}
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& [name, pod] : set_.pods()) names.push_back(name);
+    return names;
+  }
+  int set_changes_ = 0;
+  PodWatcher set_;
+};
+
+TEST_F(PodSetWatcherTest, PagedListThenWatchBySelector) {
+  set_.Start(std::nullopt, "", clock_.Now());
+  ASSERT_EQ(transport_.size(), 1u);
+  EXPECT_EQ(Param(transport_.request(0), "labelSelector"), "role%3Dworker");
+  EXPECT_EQ(Param(transport_.request(0), "fieldSelector"), "");
+  EXPECT_EQ(Param(transport_.request(0), "limit"), "500");
+  transport_.Respond(
+      0, 200,
+      R"({"metadata":{"resourceVersion":"100","continue":"c1"},"items":[)" +
+          NamedPod("w-1", "u1", "90", "Running") + "]}");
+  EXPECT_FALSE(set_.synced());
+  EXPECT_EQ(set_changes_, 0);
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_FALSE(IsWatch(transport_.request(1)));
+  EXPECT_EQ(Param(transport_.request(1), "continue"), "c1");
+  transport_.Respond(1, 200,
+                     R"({"metadata":{"resourceVersion":"100"},"items":[)" +
+                         NamedPod("w-0", "u0", "91", "Pending") + "]}");
+  EXPECT_TRUE(set_.synced());
+  EXPECT_EQ(set_changes_, 1);
+  EXPECT_THAT(Names(), ::testing::ElementsAre("w-0", "w-1"));
+  ASSERT_EQ(transport_.size(), 3u);
+  const HttpRequest& w = transport_.request(2);
+  EXPECT_TRUE(IsWatch(w));
+  EXPECT_EQ(Param(w, "resourceVersion"), "100");
+  EXPECT_EQ(Param(w, "labelSelector"), "role%3Dworker");
+  EXPECT_EQ(Param(w, "fieldSelector"), "");
+
+  transport_.Headers(2, 200);
+  transport_.Data(2,
+                  Line("MODIFIED", NamedPod("w-0", "u0", "101", "Running")) +
+                      Line("ADDED", NamedPod("w-2", "u2", "102", "Pending")) +
+                      Line("DELETED", NamedPod("w-1", "u1", "103", "Running")));
+  EXPECT_EQ(set_changes_, 4);
+  EXPECT_THAT(Names(), ::testing::ElementsAre("w-0", "w-2"));
+  EXPECT_EQ(set_.pods().at("w-0").phase, "Running");
+  // Resumes from the last event's rv after a clean end.
+  clock_.Advance(seconds(30));
+  transport_.Done(2);
+  EXPECT_EQ(Param(transport_.last(), "resourceVersion"), "103");
+}
+
+TEST_F(PodSetWatcherTest, EmptyFirstListStillNotifies) {
+  set_.Start(std::nullopt, "", clock_.Now());
+  transport_.Respond(0, 200,
+                     R"({"metadata":{"resourceVersion":"5"},"items":[]})");
+  EXPECT_TRUE(set_.synced());
+  EXPECT_EQ(set_changes_, 1);
+  EXPECT_TRUE(set_.pods().empty());
+}
+
+TEST_F(PodSetWatcherTest, ListOnlyStopsAfterTheList) {
+  set_.set_list_only(true);
+  set_.Start(std::nullopt, "", clock_.Now());
+  transport_.Respond(0, 503, StatusBody(503, "ServiceUnavailable"));
+  EXPECT_EQ(set_.state(), State::kBackingOff);
+  EXPECT_FALSE(set_.synced());
+  clock_.Advance(seconds(5));
+  set_.OnTimer(clock_.Now());
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_FALSE(IsWatch(transport_.request(1)));
+  transport_.Respond(1, 200,
+                     R"({"metadata":{"resourceVersion":"5"},"items":[)" +
+                         NamedPod("w-0", "u0", "4", "Running") + "]}");
+  EXPECT_EQ(set_.state(), State::kIdle);
+  EXPECT_TRUE(set_.synced());
+  EXPECT_EQ(set_changes_, 1);
+  EXPECT_EQ(transport_.size(), 2u);  // No watch.
+}
+
+TEST_F(PodSetWatcherTest, ExpiredContinueRestartsTheListFromScratch) {
+  set_.Start(std::nullopt, "", clock_.Now());
+  transport_.Respond(
+      0, 200,
+      R"({"metadata":{"resourceVersion":"100","continue":"c1"},"items":[)" +
+          NamedPod("w-1", "u1", "90", "Running") + "]}");
+  transport_.Respond(1, 410, StatusBody(410, "Expired"));
+  EXPECT_EQ(set_.state(), State::kBackingOff);
+  clock_.Advance(seconds(5));
+  set_.OnTimer(clock_.Now());
+  ASSERT_EQ(transport_.size(), 3u);
+  EXPECT_EQ(Param(transport_.request(2), "continue"), "");
+  transport_.Respond(2, 200,
+                     R"({"metadata":{"resourceVersion":"120"},"items":[)" +
+                         NamedPod("w-0", "u0", "110", "Running") + "]}");
+  EXPECT_THAT(Names(), ::testing::ElementsAre("w-0"));  // No stale w-1.
+}
+
 }  // namespace
 }  // namespace k8s_agent::kube

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <ostream>
 #include <sstream>
 
 #include "plugin/agent/host_waiter.h"
@@ -138,6 +139,9 @@ struct ShapeCase {
   std::optional<int> port;
   std::optional<std::string> user;
 };
+
+// Names the case in ctest listings instead of a byte dump.
+void PrintTo(const ShapeCase& c, std::ostream* os) { *os << c.name; }
 
 class ArgvShapeTest : public ::testing::TestWithParam<ShapeCase> {};
 
@@ -523,6 +527,21 @@ TEST(OptionsTest, HostfileSlotsFromResource) {
   EXPECT_EQ(o->slots, 0);
 }
 
+TEST(OptionsTest, HostfileFormat) {
+  StatusOr<Options> o = Parse({"--hostfile"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, "openmpi");
+  o = Parse({"--hostfile", "--format", "Horovod"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, "horovod");
+  o = Parse({"--hostfile"}, {{"K8S_AGENT_FORMAT", "horovod"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, "horovod");
+  o = Parse({"--format=horovod", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("--format"));
+}
+
 TEST(OptionsTest, HostfileOnlyOptionsOutsideHostfileAreNoted) {
   StatusOr<Options> o = Parse({"--slots", "2", "h", "c"});
   ASSERT_THAT(o, IsOk());
@@ -693,6 +712,8 @@ struct ErrorCase {
   std::string message;  ///< Expected substring of the message.
 };
 
+void PrintTo(const ErrorCase& c, std::ostream* os) { *os << c.name; }
+
 class OptionsErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(OptionsErrorTest, IsInvalidArgumentWithMessage) {
@@ -841,6 +862,11 @@ const ErrorCase kErrors[] = {
      {},
      {},
      "--hostfile \"w0\": takes no HOST"},
+    {"UnknownHostfileFormat",
+     {"--hostfile", "--format", "slurm"},
+     {},
+     {},
+     "--format \"slurm\": unknown format (use openmpi or horovod)"},
     {"HostfileAndWaitOnly",
      {"--hostfile", "--wait-only"},
      {},

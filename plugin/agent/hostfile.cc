@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: Apache-2.0
+// HostfileCollector and RunHostfile: selector list/watch, SSH probes, output.
+
+#include "plugin/agent/hostfile.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <set>
+
+#include "plugin/base/log.h"
+#include "plugin/base/signals.h"
+#include "plugin/base/strings.h"
+#include "plugin/kube/curl_transport.h"
+
+namespace k8s_agent {
+namespace {
+
+// Probes run in parallel, but not unboundedly: a selector matching 2000
+// pods must not open 2000 sockets at once.
+constexpr size_t kMaxConcurrentProbes = 32;
+// Progress while waiting for --wait-for-count: first after this long, then
+// at most every `kProgressEvery`.
+constexpr Duration kProgressAfter = seconds(5);
+constexpr Duration kProgressEvery = seconds(30);
+// Pods named in a timeout or progress message; the rest are counted.
+constexpr size_t kMaxNamed = 10;
+
+constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
+
+// ("w-", "10") for "w-10"; ("w", "") for "w".
+std::pair<std::string_view, std::string_view> SplitOrdinal(
+    std::string_view name) {
+  size_t end = name.size();
+  size_t start = end;
+  while (start > 0 &&
+         std::isdigit(static_cast<unsigned char>(name[start - 1]))) {
+    --start;
+  }
+  return {name.substr(0, start), name.substr(start)};
+}
+
+// Compares two digit strings as numbers, of any length.
+int CompareNumbers(std::string_view a, std::string_view b) {
+  auto strip = [](std::string_view s) {
+    size_t nz = s.find_first_not_of('0');
+    return nz == std::string_view::npos ? std::string_view() : s.substr(nz);
+  };
+  a = strip(a);
+  b = strip(b);
+  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
+  return a.compare(b) < 0 ? -1 : (a.compare(b) > 0 ? 1 : 0);
+}
+
+// Floor of q * 1000 for a Kubernetes quantity; sums of milli-units keep
+// two 500m containers at one whole slot.
+StatusOr<int64_t> QuantityMilli(const std::string& q) {
+  Status invalid = InvalidArgumentError(
+      "\"" + Printable(q) +
+      "\" is not a non-negative resource quantity (e.g. 2, 500m, 4Ki)");
+  Status too_large =
+      InvalidArgumentError("quantity \"" + Printable(q) + "\" is too large");
+  size_t i = 0;
+  if (i < q.size() && q[i] == '+') ++i;
+  std::string digits;
+  int fraction_digits = 0;
+  bool dot = false;
+  for (; i < q.size(); ++i) {
+    char c = q[i];
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      digits += c;
+      if (dot) ++fraction_digits;
+    } else if (c == '.' && !dot) {
+      dot = true;
+    } else {
+      break;
+    }
+  }
+  if (digits.empty()) return invalid;
+  std::string suffix = q.substr(i);
+  int exp10 = 0;
+  int exp2 = 0;
+  static const struct {
+    const char* suffix;
+    int exp10;
+    int exp2;
+  } kSuffixes[] = {{"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},
+                   {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},
+                   {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
+                   {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60}};
+  bool known = false;
+  for (const auto& s : kSuffixes) {
+    if (suffix == s.suffix) {
+      exp10 = s.exp10;
+      exp2 = s.exp2;
+      known = true;
+      break;
+    }
+  }
+  if (!known) {
+    // Decimal exponent: "1e3", "5E-3".
+    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) {
+      return invalid;
+    }
+    StatusOr<int> e = ParseInt(suffix.substr(1));
+    if (!e.ok() || *e > 100 || *e < -100) return invalid;
+    exp10 = *e;
+  }
+  int e = exp10 - fraction_digits + 3;
+  size_t nz = digits.find_first_not_of('0');
+  if (nz == std::string::npos) return 0;
+  digits.erase(0, nz);
+  while (digits.back() == '0') {
+    digits.pop_back();
+    ++e;
+  }
+  if (digits.size() > 18) return too_large;
+  uint64_t m = 0;
+  for (char c : digits) m = m * 10 + static_cast<uint64_t>(c - '0');
+  for (int k = 0; k < exp2; ++k) {
+    if (m > static_cast<uint64_t>(kInt64Max) / 2) return too_large;
+    m *= 2;
+  }
+  for (; e > 0; --e) {
+    if (m > static_cast<uint64_t>(kInt64Max) / 10) return too_large;
+    m *= 10;
+  }
+  for (; e < 0 && m > 0; ++e) m /= 10;  // Repeated floor = one floor.
+  return static_cast<int64_t>(m);
+}
+
+std::string JoinLimited(const std::vector<std::string>& items) {
+  if (items.size() <= kMaxNamed) return Join(items, "; ");
+  std::vector<std::string> head(items.begin(), items.begin() + kMaxNamed);
+  return Join(head, "; ") + "; and " +
+         std::to_string(items.size() - kMaxNamed) + " more";
+}
+
+// "Pending: ContainerCreating", "Failed: Evicted", "Pending: Unschedulable".
+std::string PhaseSummary(const kube::Pod& pod) {
+  std::string s = pod.phase.empty() ? "Unknown" : pod.phase;
+  if (!pod.reason.empty()) s += ": " + pod.reason;
+  for (const kube::ContainerStatus& c : pod.containers) {
+    if (!c.waiting_reason.empty()) {
+      s += ": " + c.waiting_reason;
+      break;
+    }
+  }
+  if (!pod.unschedulable_reason.empty()) s += ": " + pod.unschedulable_reason;
+  return s;
+}
+
+uint64_t Seed() {
+  return static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+         static_cast<uint64_t>(WallClockMicros());
+}
+
+}  // namespace
+
+StatusOr<HostfileFormat> ParseHostfileFormat(const std::string& text) {
+  std::string v = ToLower(Trim(text));
+  if (v == "openmpi") return HostfileFormat::kOpenMpi;
+  if (v == "horovod") return HostfileFormat::kHorovod;
+  return InvalidArgumentError("unknown hostfile format \"" + Printable(text) +
+                              "\" (use openmpi or horovod)");
+}
+
+bool PodNameLess(const std::string& a, const std::string& b) {
+  auto [a_prefix, a_ordinal] = SplitOrdinal(a);
+  auto [b_prefix, b_ordinal] = SplitOrdinal(b);
+  if (a_prefix != b_prefix) return a_prefix < b_prefix;
+  // Same prefix: names without an ordinal first, then by number.
+  if (a_ordinal.empty() != b_ordinal.empty()) return a_ordinal.empty();
+  int c = CompareNumbers(a_ordinal, b_ordinal);
+  if (c != 0) return c < 0;
+  return a < b;  // "w-01" and "w-1": still a total order.
+}
+
+StatusOr<int64_t> QuantityFloor(const std::string& quantity) {
+  K8S_ASSIGN_OR_RETURN(int64_t milli, QuantityMilli(quantity));
+  return milli / 1000;
+}
+
+StatusOr<int64_t> PodResourceSlots(const kube::Pod& pod,
+                                   const std::string& resource) {
+  int64_t milli = 0;
+  for (const kube::ContainerSpec& c : pod.spec_containers) {
+    const char* where = "limits";
+    auto it = c.limits.find(resource);
+    if (it == c.limits.end()) {
+      where = "requests";
+      it = c.requests.find(resource);
+      if (it == c.requests.end()) continue;
+    }
+    StatusOr<int64_t> q = QuantityMilli(it->second);
+    if (!q.ok()) {
+      return q.status().WithContext("container " + c.name + " resources." +
+                                    where + "[" + resource + "]");
+    }
+    if (*q > kInt64Max - milli) {
+      return InvalidArgumentError("sum of " + resource + " is too large");
+    }
+    milli += *q;
+  }
+  return milli / 1000;
+}
+
+std::string FormatHostfile(const std::vector<HostEntry>& entries,
+                           HostfileFormat format) {
+  std::string out;
+  for (const HostEntry& e : entries) {
+    out += e.name;
+    if (e.slots > 0) {
+      out += format == HostfileFormat::kHorovod
+                 ? ":" + std::to_string(e.slots)
+                 : " slots=" + std::to_string(e.slots);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// ---- HostfileCollector ------------------------------------------------------
+
+HostfileCollector::HostfileCollector(HostfileOptions options,
+                                     kube::KubeClient* client,
+                                     ssh::SshConnector* connector, Clock* clock,
+                                     uint64_t seed)
+    : options_(std::move(options)),
+      client_(client),
+      connector_(connector),
+      clock_(clock),
+      seed_(seed) {}
+
+HostfileCollector::~HostfileCollector() = default;
+
+bool HostfileCollector::waiting() const { return options_.wait_for_count > 0; }
+
+std::string HostfileCollector::Scope() const {
+  if (options_.label_selector.empty()) {
+    return "pods in namespace " + options_.ns;
+  }
+  return "pods matching " + options_.label_selector + " in namespace " +
+         options_.ns;
+}
+
+void HostfileCollector::Start(TimePoint now) {
+  started_ = now;
+  deadline_ = Deadline::After(now, options_.timeout);
+  if (waiting()) next_progress_ = now + kProgressAfter;
+  watcher_ = std::make_unique<kube::PodWatcher>(
+      client_, clock_, options_.ns,
+      kube::PodWatcher::Selector{options_.label_selector},
+      [this] {
+        if (!done_) Evaluate(clock_->Now());
+      },
+      seed_);
+  // Without a count to wait for, one list answers the question.
+  watcher_->set_list_only(!waiting());
+  watcher_->Start(std::nullopt, "", now);
+}
+
+std::string HostfileCollector::WhyNot(const kube::Pod& pod,
+                                      int64_t* slots) const {
+  if (pod.deleting) return PhaseSummary(pod) + " (terminating)";
+  if (pod.phase != "Running") return PhaseSummary(pod);
+  if (pod.pod_ip.empty()) return "Running without an IP";
+  *slots = options_.slots;
+  if (!options_.slots_from_resource.empty()) {
+    StatusOr<int64_t> n = PodResourceSlots(pod, options_.slots_from_resource);
+    if (!n.ok()) return n.status().message();
+    if (*n <= 0) {
+      return "no " + options_.slots_from_resource +
+             " in its containers' resources";
+    }
+    *slots = std::min<int64_t>(*n, std::numeric_limits<int>::max());
+  }
+  return "";
+}
+
+void HostfileCollector::UpdateProbe(const kube::Pod& pod, TimePoint now) {
+  auto it = probes_.find(pod.name);
+  if (it != probes_.end() &&
+      (it->second.uid != pod.uid || it->second.ip != pod.pod_ip)) {
+    probes_.erase(it);  // Replaced or moved: the old answer means nothing.
+    it = probes_.end();
+  }
+  if (it == probes_.end()) {
+    it = probes_.emplace(pod.name, Probe(seed_ + 1 + probes_.size())).first;
+    it->second.uid = pod.uid;
+    it->second.ip = pod.pod_ip;
+  }
+  Probe& p = it->second;
+  Settle(&p, now);  // An attempt may have finished since its last event.
+  if (p.result != Probe::Result::kPending || p.conn || now < p.retry_at) {
+    return;
+  }
+  size_t active = 0;
+  for (const auto& [name, probe] : probes_) active += probe.conn ? 1 : 0;
+  if (active >= kMaxConcurrentProbes) return;  // Next settle frees a slot.
+  // The pod name is what mpirun will pass as HOST: check keys under it.
+  p.conn = connector_->Connect(pod.pod_ip, options_.ssh_port, pod.name, now);
+  ++p.attempts;
+  Settle(&p, now);
+}
+
+bool HostfileCollector::Settle(Probe* p, TimePoint now) {
+  if (!p->conn) return false;
+  switch (p->conn->state()) {
+    case ssh::SshConnection::State::kReady:
+      p->conn.reset();  // Proven; close it: mpirun makes its own.
+      p->result = Probe::Result::kReady;
+      return true;
+    case ssh::SshConnection::State::kFailed: {
+      Status why = p->conn->status();
+      p->conn.reset();
+      p->last_error = why.message();
+      if (!IsRetryable(why)) {
+        p->result = Probe::Result::kRejected;
+      } else if (waiting()) {
+        p->retry_at = now + p->backoff.Next(now);  // sshd may be starting.
+      } else {
+        p->result = Probe::Result::kRefused;  // One attempt without a wait.
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+std::string HostfileCollector::ProbeSummary(const Probe& p) const {
+  std::string s = "Running at " + p.ip;
+  switch (p.result) {
+    case Probe::Result::kReady:
+      return s;
+    case Probe::Result::kPending:
+      if (p.last_error.empty()) return s + ", ssh not checked yet";
+      return s + " but ssh is not ready (" + std::to_string(p.attempts) +
+             " attempt(s), last: " + p.last_error + ")";
+    case Probe::Result::kRefused:
+    case Probe::Result::kRejected:
+      break;
+  }
+  return s + " but ssh failed: " + p.last_error;
+}
+
+void HostfileCollector::Evaluate(TimePoint now) {
+  if (done_) return;
+  if (watcher_->state() == kube::PodWatcher::State::kFailed) {
+    Fail(watcher_->error().WithContext("listing " + Scope()));
+    return;
+  }
+  if (!watcher_->synced()) return;
+  not_ready_.clear();
+  no_resource_.clear();
+  std::vector<HostEntry> ready;
+  std::set<std::string> probed;
+  for (const auto& [name, pod] : watcher_->pods()) {
+    int64_t slots = 0;
+    std::string why = WhyNot(pod, &slots);
+    if (!why.empty()) {
+      not_ready_[name] = why;
+      if (pod.phase == "Running" && !pod.pod_ip.empty() && !pod.deleting) {
+        no_resource_.insert(name);  // Only the slots disqualify it.
+      }
+      continue;
+    }
+    if (options_.ssh_ready) {
+      probed.insert(name);
+      UpdateProbe(pod, now);
+      const Probe& p = probes_.at(name);
+      if (p.result != Probe::Result::kReady) {
+        not_ready_[name] = ProbeSummary(p);
+        continue;
+      }
+    }
+    ready.push_back({name, static_cast<int>(slots)});
+  }
+  for (auto it = probes_.begin(); it != probes_.end();) {
+    // Gone, or no longer Running: abandon its probe.
+    it = probed.count(it->first) ? std::next(it) : probes_.erase(it);
+  }
+  ready_count_ = static_cast<int>(ready.size());
+
+  bool settled;
+  if (waiting()) {
+    settled = ready_count_ >= options_.wait_for_count;
+  } else {
+    settled = std::none_of(probes_.begin(), probes_.end(), [](const auto& kv) {
+      return kv.second.result == Probe::Result::kPending;
+    });
+  }
+  if (!settled) return;
+  std::sort(ready.begin(), ready.end(),
+            [](const HostEntry& a, const HostEntry& b) {
+              return PodNameLess(a.name, b.name);
+            });
+  entries_ = std::move(ready);
+  for (const auto& [name, why] : not_ready_) {
+    if (no_resource_.count(name)) {
+      LogWarning("skipping pod " + name + ": " + why);
+    } else {
+      LogInfo("not listing pod " + name + ": " + why);
+    }
+  }
+  LogInfo("listed " + std::to_string(entries_.size()) + " " + Scope() +
+          " after " + FormatDuration(now - started_));
+  done_ = true;
+  Stop();
+}
+
+std::vector<std::string> HostfileCollector::NotReadyLines() const {
+  std::vector<std::string> lines;
+  for (const auto& [name, why] : not_ready_) lines.push_back(name + ": " + why);
+  return lines;
+}
+
+std::string HostfileCollector::Situation() const {
+  if (!watcher_ || !watcher_->synced()) {
+    return "no complete pod list from the API server yet (-vv shows the "
+           "errors)";
+  }
+  std::string s = std::to_string(ready_count_) + " of " +
+                  std::to_string(options_.wait_for_count) + " qualify";
+  if (!waiting()) s = std::to_string(ready_count_) + " qualify";
+  int matching = static_cast<int>(watcher_->pods().size());
+  if (waiting() && matching < options_.wait_for_count) {
+    s += ", only " + std::to_string(matching) + " pod(s) exist";
+  }
+  if (!not_ready_.empty()) s += "; not ready: " + JoinLimited(NotReadyLines());
+  return s;
+}
+
+void HostfileCollector::Fail(const Status& why) {
+  if (done_) return;
+  done_ = true;
+  status_ = why;
+  Stop();
+}
+
+void HostfileCollector::Stop() {
+  // We may be inside the watcher's own callback: park it until the loop
+  // next collects fds. Probe connections are ours and idle here.
+  if (watcher_) {
+    watcher_->Stop();
+    retired_watchers_.push_back(std::move(watcher_));
+  }
+  probes_.clear();
+}
+
+// ---- Loop plumbing ----------------------------------------------------------
+
+void HostfileCollector::CollectFds(std::vector<pollfd>* fds) {
+  retired_watchers_.clear();
+  fd_owner_.clear();
+  if (done_) return;
+  for (auto& [name, probe] : probes_) {
+    if (!probe.conn) continue;
+    size_t first = fds->size();
+    probe.conn->CollectFds(fds);
+    for (size_t i = first; i < fds->size(); ++i) fd_owner_[(*fds)[i].fd] = name;
+  }
+}
+
+TimePoint HostfileCollector::NextWake() const {
+  if (done_) return TimePoint::max();
+  TimePoint t = std::min(deadline_.at(), next_progress_);
+  if (watcher_) t = std::min(t, watcher_->NextWake());
+  for (const auto& [name, probe] : probes_) {
+    if (probe.conn) {
+      t = std::min(t, probe.conn->NextWake());
+    } else if (probe.result == Probe::Result::kPending &&
+               probe.retry_at != TimePoint::min()) {
+      t = std::min(t, probe.retry_at);
+    }
+  }
+  return t;
+}
+
+void HostfileCollector::OnFdReady(int fd, short revents, TimePoint now) {
+  if (done_) return;
+  auto owner = fd_owner_.find(fd);
+  if (owner == fd_owner_.end()) return;
+  auto it = probes_.find(owner->second);
+  if (it == probes_.end() || !it->second.conn) return;
+  it->second.conn->OnFdReady(fd, revents, now);
+  if (Settle(&it->second, now)) Evaluate(now);
+}
+
+void HostfileCollector::OnTimer(TimePoint now) {
+  if (done_) return;
+  if (deadline_.Expired(now)) {
+    std::string what = waiting() ? "waiting for " +
+                                       std::to_string(options_.wait_for_count) +
+                                       " " + Scope()
+                                 : "listing " + Scope();
+    Fail(DeadlineExceededError(
+        "timed out after " + FormatDuration(options_.timeout) + " " + what +
+        ": " + Situation() + " (raise --timeout, or see kubectl get pods -n " +
+        options_.ns +
+        (options_.label_selector.empty() ? ""
+                                         : " -l " + options_.label_selector) +
+        ")"));
+    return;
+  }
+  if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
+  if (done_) return;
+  for (auto& [name, probe] : probes_) {
+    if (probe.conn && probe.conn->NextWake() <= now) {
+      probe.conn->OnTimer(now);
+      Settle(&probe, now);
+    }
+  }
+  if (now >= next_progress_) {
+    next_progress_ = now + kProgressEvery;
+    LogWarning("waiting for " + std::to_string(options_.wait_for_count) + " " +
+               Scope() + ": " + Situation() + " (" +
+               FormatDuration(now - started_) + " so far, timeout " +
+               FormatDuration(options_.timeout) + ")");
+  }
+  Evaluate(now);
+}
+
+// ---- RunHostfile ------------------------------------------------------------
+
+StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
+  Clock* clock = RealClock::Get();
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<SignalWatcher> signals,
+                       SignalWatcher::Create());
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlTransport> transport,
+                       kube::CurlTransport::Create(run.cluster, clock));
+  kube::KubeClient client(transport.get(), run.cluster);
+  std::unique_ptr<ssh::SshConnector> connector;
+  if (run.options.ssh_ready) {
+    connector = ssh::NewLibssh2Connector(run.ssh, clock);
+  }
+  HostfileCollector collector(run.options, &client, connector.get(), clock,
+                              Seed());
+  EventLoop loop(clock);
+  loop.Add(signals.get());
+  loop.Add(transport.get());
+  loop.Add(&collector);
+  collector.Start(clock->Now());
+  K8S_RETURN_IF_ERROR(loop.RunUntil(
+      [&] { return collector.done() || signals->received() != 0; }));
+  HostfileResult result;
+  if (signals->received() != 0) {
+    result.local_signal = signals->received();
+    return result;
+  }
+  LogDebug("API requests: " + std::to_string(client.requests()));
+  if (!collector.status().ok()) return collector.status();
+  result.text = FormatHostfile(collector.entries(), run.options.format);
+  return result;
+}
+
+}  // namespace k8s_agent

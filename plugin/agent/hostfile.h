@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: Apache-2.0
+// --hostfile: the pods matching a label selector as an Open MPI hostfile
+// (or Horovod host-discovery output), optionally waiting for N of them.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_HOSTFILE_H_
+#define K8S_AGENT_PLUGIN_AGENT_HOSTFILE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "plugin/base/backoff.h"
+#include "plugin/base/event_loop.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
+#include "plugin/kube/kube_client.h"
+#include "plugin/kube/pod_watcher.h"
+#include "plugin/ssh/ssh_client.h"
+#include "plugin/ssh/ssh_options.h"
+
+namespace k8s_agent {
+
+/// How each line is written.
+enum class HostfileFormat {
+  kOpenMpi,  ///< "w-0 slots=4" (or "w-0": Open MPI then counts cores).
+  kHorovod,  ///< "w-0:4" (or "w-0": horovodrun then uses its --slots).
+};
+
+/// Parses "openmpi" / "horovod".
+StatusOr<HostfileFormat> ParseHostfileFormat(const std::string& text);
+
+struct HostfileOptions {
+  std::string ns;
+  std::string label_selector;
+  int slots = 0;                    ///< >0: this many on every line.
+  std::string slots_from_resource;  ///< Non-empty: slots from this resource.
+  bool ssh_ready = false;           ///< Only pods whose sshd answers.
+  int wait_for_count = 0;           ///< >0: wait until this many qualify.
+  Duration timeout = std::chrono::minutes(10);
+  HostfileFormat format = HostfileFormat::kOpenMpi;
+  int ssh_port = 22;
+};
+
+/// One line of the output. slots == 0 means "omit the count".
+struct HostEntry {
+  std::string name;
+  int slots = 0;
+};
+
+/// Stable order: names split into a prefix and a trailing numeric ordinal
+/// ("w-10" = "w-" and 10) compare by prefix, then ordinal as a number (so
+/// w-2 comes before w-10), then by the whole name.
+bool PodNameLess(const std::string& a, const std::string& b);
+
+/// A resource quantity ("2", "500m", "1.5", "4Ki", "1e3") rounded down to
+/// an integer; kInvalidArgument when it is not a quantity.
+StatusOr<int64_t> QuantityFloor(const std::string& quantity);
+
+/// The sum over the pod's containers of resources.limits[resource], else
+/// resources.requests[resource]; 0 when no container names it.
+StatusOr<int64_t> PodResourceSlots(const kube::Pod& pod,
+                                   const std::string& resource);
+
+/// The hostfile text: one line per entry, in the given order.
+std::string FormatHostfile(const std::vector<HostEntry>& entries,
+                           HostfileFormat format);
+
+/// Collects the qualifying pods, driven by the event loop:
+///
+///   list (selector) --synced--> evaluate every pod:
+///     Running + IP + not terminating (+ slots > 0 from the resource)
+///     [--ssh-ready] probe each such pod: connect, handshake, host key,
+///                   auth, close
+///   without --wait-for-count: done once the list is in and every probe
+///     has an answer (one attempt each);
+///   with --wait-for-count N: keep watching (reflector rules) and
+///     re-probing refused pods with backoff until N qualify;
+///   --timeout: kDeadlineExceeded naming how many of N qualified and why
+///     each other pod did not.
+class HostfileCollector : public Pollable {
+ public:
+  HostfileCollector(HostfileOptions options, kube::KubeClient* client,
+                    ssh::SshConnector* connector, Clock* clock, uint64_t seed);
+  ~HostfileCollector() override;
+
+  void Start(TimePoint now);
+  bool done() const { return done_; }
+  /// Once done: ok, or why no hostfile can be printed.
+  const Status& status() const { return status_; }
+  /// Once done and ok: the qualifying pods, in PodNameLess order.
+  const std::vector<HostEntry>& entries() const { return entries_; }
+
+  void CollectFds(std::vector<pollfd>* fds) override;
+  TimePoint NextWake() const override;
+  void OnFdReady(int fd, short revents, TimePoint now) override;
+  void OnTimer(TimePoint now) override;
+
+ private:
+  // One pod's SSH check; kept while the pod keeps its uid and IP.
+  struct Probe {
+    enum class Result { kPending, kReady, kRefused, kRejected };
+    explicit Probe(uint64_t seed)
+        : backoff(Backoff::SshProbeDefaults(), seed) {}
+    std::string uid;
+    std::string ip;
+    std::unique_ptr<ssh::SshConnection> conn;  // Set while connecting.
+    Result result = Result::kPending;
+    int attempts = 0;
+    std::string last_error;
+    Backoff backoff;
+    TimePoint retry_at = TimePoint::min();
+  };
+
+  bool waiting() const;
+  void Evaluate(TimePoint now);
+  // Empty when the pod qualifies (before SSH), setting *slots; else why
+  // not, for humans.
+  std::string WhyNot(const kube::Pod& pod, int64_t* slots) const;
+  // Creates, resets or (re)starts the pod's probe as its state requires.
+  void UpdateProbe(const kube::Pod& pod, TimePoint now);
+  // Records a finished attempt; true when the probe's answer changed.
+  // Never re-enters Evaluate.
+  bool Settle(Probe* probe, TimePoint now);
+  std::string ProbeSummary(const Probe& probe) const;
+  std::vector<std::string> NotReadyLines() const;
+  // "2 of 3 qualify, only 2 pod(s) exist; not ready: w-1: Pending".
+  std::string Situation() const;
+  std::string Scope() const;
+  void Fail(const Status& why);
+  void Stop();
+
+  HostfileOptions options_;
+  kube::KubeClient* client_;
+  ssh::SshConnector* connector_;  // May be null without --ssh-ready.
+  Clock* clock_;
+  uint64_t seed_;
+
+  std::unique_ptr<kube::PodWatcher> watcher_;
+  std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
+  std::map<std::string, Probe> probes_;  // By pod name.
+  std::map<int, std::string> fd_owner_;  // Probe fd -> pod name.
+  Deadline deadline_ = Deadline::Infinite();
+  TimePoint next_progress_ = TimePoint::max();
+  TimePoint started_{};
+  // From the last evaluation: why each matching pod does not qualify, and
+  // which of them only lack the --slots-from-resource resource.
+  std::map<std::string, std::string> not_ready_;
+  std::set<std::string> no_resource_;
+  int ready_count_ = 0;
+
+  bool done_ = false;
+  Status status_;
+  std::vector<HostEntry> entries_;
+};
+
+/// Everything RunHostfile needs besides the options.
+struct HostfileRun {
+  HostfileOptions options;
+  kube::ClusterConfig cluster;
+  ssh::ResolvedSshOptions ssh;
+};
+
+struct HostfileResult {
+  std::string text;      ///< The hostfile, for stdout.
+  int local_signal = 0;  ///< Non-zero: interrupted by this signal.
+};
+
+/// Runs the collector on a real event loop. A non-ok Status is the failure
+/// to report (exit 255): API errors that do not heal, or the timeout.
+StatusOr<HostfileResult> RunHostfile(const HostfileRun& run);
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_HOSTFILE_H_

@@ -1,0 +1,409 @@
+// SPDX-License-Identifier: Apache-2.0
+// --hostfile: ordering, slots, output formats, and the collector against a
+// scripted API server, scripted SSH attempts and a fake clock.
+
+#include "plugin/agent/hostfile.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "plugin/base/strings.h"
+#include "tests/fakes/fake_clock.h"
+#include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_ssh_connector.h"
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using SshState = ssh::SshConnection::State;
+
+// ---- Pure helpers
+// -------------------------------------------------------------
+
+TEST(PodNameLessTest, OrdinalsCompareAsNumbersWithinAPrefix) {
+  std::vector<std::string> names = {"w-10", "w-2", "x-1",  "w-0",        "w",
+                                    "a",    "w-1", "w-01", "job-3-abcde"};
+  std::sort(names.begin(), names.end(), PodNameLess);
+  EXPECT_THAT(names, ElementsAre("a", "job-3-abcde", "w", "w-0", "w-01", "w-1",
+                                 "w-2", "w-10", "x-1"));
+  EXPECT_FALSE(PodNameLess("w-2", "w-2"));
+  EXPECT_TRUE(PodNameLess("w-99999999999999999999", "w-100000000000000000000"));
+}
+
+TEST(QuantityTest, FloorsKubernetesQuantities) {
+  struct Case {
+    const char* text;
+    int64_t want;
+  } cases[] = {{"2", 2},     {"0", 0},          {"500m", 0},     {"1500m", 1},
+               {"1.5", 1},   {"4Ki", 4096},     {"1.5Ki", 1536}, {"1e3", 1000},
+               {"2k", 2000}, {"+3", 3},         {"0.0", 0},      {"100n", 0},
+               {"007", 7},   {"1G", 1000000000}};
+  for (const Case& c : cases) {
+    StatusOr<int64_t> q = QuantityFloor(c.text);
+    ASSERT_THAT(q, IsOk()) << c.text;
+    EXPECT_EQ(*q, c.want) << c.text;
+  }
+  for (const char* bad : {"", "abc", "-1", "2x", "1.2.3", "m", "1e", "8Ex"}) {
+    EXPECT_THAT(QuantityFloor(bad), StatusIs(Code::kInvalidArgument)) << bad;
+  }
+  EXPECT_THAT(QuantityFloor("9999999999999999999999"),
+              StatusIs(Code::kInvalidArgument, "too large"));
+}
+
+kube::Pod PodWithContainers(
+    std::vector<std::pair<std::map<std::string, std::string>,
+                          std::map<std::string, std::string>>>
+        containers) {
+  kube::Pod pod;
+  int i = 0;
+  for (auto& [limits, requests] : containers) {
+    kube::ContainerSpec c;
+    c.name = "c" + std::to_string(i++);
+    c.limits = limits;
+    c.requests = requests;
+    pod.spec_containers.push_back(c);
+  }
+  return pod;
+}
+
+TEST(PodResourceSlotsTest, SumsLimitsElseRequests) {
+  const std::string gpu = "nvidia.com/gpu";
+  kube::Pod pod = PodWithContainers(
+      {{{{gpu, "2"}}, {{gpu, "9"}}}, {{}, {{gpu, "1"}}}, {{{"cpu", "4"}}, {}}});
+  EXPECT_EQ(*PodResourceSlots(pod, gpu), 3);
+  EXPECT_EQ(*PodResourceSlots(pod, "memory"), 0);
+  // Milli-units are summed before rounding down.
+  kube::Pod halves =
+      PodWithContainers({{{{"cpu", "500m"}}, {}}, {{{"cpu", "500m"}}, {}}});
+  EXPECT_EQ(*PodResourceSlots(halves, "cpu"), 1);
+  kube::Pod bad = PodWithContainers({{{{gpu, "lots"}}, {}}});
+  EXPECT_THAT(PodResourceSlots(bad, gpu),
+              StatusIs(Code::kInvalidArgument,
+                       "container c0 resources.limits[nvidia.com/gpu]"));
+}
+
+TEST(FormatHostfileTest, OpenMpiAndHorovod) {
+  std::vector<HostEntry> entries = {{"w-0", 4}, {"w-1", 2}};
+  EXPECT_EQ(FormatHostfile(entries, HostfileFormat::kOpenMpi),
+            "w-0 slots=4\nw-1 slots=2\n");
+  EXPECT_EQ(FormatHostfile(entries, HostfileFormat::kHorovod),
+            "w-0:4\nw-1:2\n");
+  std::vector<HostEntry> bare = {{"w-0", 0}};
+  EXPECT_EQ(FormatHostfile(bare, HostfileFormat::kOpenMpi), "w-0\n");
+  EXPECT_EQ(FormatHostfile(bare, HostfileFormat::kHorovod), "w-0\n");
+  EXPECT_EQ(FormatHostfile({}, HostfileFormat::kOpenMpi), "");
+  EXPECT_THAT(ParseHostfileFormat("horovod"), IsOk());
+  EXPECT_THAT(ParseHostfileFormat("slurm"),
+              StatusIs(Code::kInvalidArgument, "use openmpi or horovod"));
+}
+
+// ---- The collector
+// ------------------------------------------------------------
+
+struct PodSpec {
+  std::string name;
+  std::string phase = "Running";
+  std::string ip = "10.0.0.1";
+  std::string uid;  // Defaults to "uid-<name>".
+  std::string rv = "10";
+  std::string waiting;
+  bool deleting = false;
+  std::string gpus;  // resources.limits["nvidia.com/gpu"] when set.
+};
+
+nlohmann::json PodJson(const PodSpec& p) {
+  nlohmann::json container = {{"name", "main"}};
+  if (!p.gpus.empty()) {
+    container["resources"] = {{"limits", {{"nvidia.com/gpu", p.gpus}}}};
+  }
+  nlohmann::json pod = {{"kind", "Pod"},
+                        {"metadata",
+                         {{"name", p.name},
+                          {"namespace", "default"},
+                          {"uid", p.uid.empty() ? "uid-" + p.name : p.uid},
+                          {"resourceVersion", p.rv},
+                          {"labels", {{"role", "worker"}}}}},
+                        {"spec", {{"containers", {container}}}},
+                        {"status", {{"phase", p.phase}}}};
+  if (!p.ip.empty()) pod["status"]["podIP"] = p.ip;
+  if (p.deleting) {
+    pod["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z";
+  }
+  if (!p.waiting.empty()) {
+    pod["status"]["containerStatuses"] = {
+        {{"name", "main"}, {"state", {{"waiting", {{"reason", p.waiting}}}}}}};
+  }
+  return pod;
+}
+
+std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
+  nlohmann::json items = nlohmann::json::array();
+  for (const PodSpec& p : pods) items.push_back(PodJson(p));
+  return nlohmann::json(
+             {{"metadata", {{"resourceVersion", rv}}}, {"items", items}})
+      .dump();
+}
+
+std::string Event(const char* type, const PodSpec& p) {
+  return nlohmann::json({{"type", type}, {"object", PodJson(p)}}).dump() + "\n";
+}
+
+// The value of `key` in the request's query, "" when absent.
+std::string Param(const kube::HttpRequest& r, const std::string& key) {
+  size_t q = r.path.find('?');
+  if (q == std::string::npos) return "";
+  for (const std::string& kv : Split(r.path.substr(q + 1), '&')) {
+    if (StartsWith(kv, key + "=")) return kv.substr(key.size() + 1);
+  }
+  return "";
+}
+
+class HostfileCollectorTest : public ::testing::Test {
+ protected:
+  HostfileCollectorTest() : client_(&http_, kube::ClusterConfig{}) {}
+
+  HostfileCollector& Make(HostfileOptions options) {
+    options.ns = "default";
+    options.label_selector = "role=worker";
+    collector_ = std::make_unique<HostfileCollector>(options, &client_, &ssh_,
+                                                     &clock_, 3);
+    collector_->Start(clock_.Now());
+    return *collector_;
+  }
+  // Plays the loop: timers if due, then the fd-collection step that frees
+  // parked calls.
+  void Advance(Duration d) {
+    clock_.Advance(d);
+    if (collector_->NextWake() <= clock_.Now()) {
+      collector_->OnTimer(clock_.Now());
+    }
+    std::vector<pollfd> fds;
+    collector_->CollectFds(&fds);
+  }
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const HostEntry& e : collector_->entries()) names.push_back(e.name);
+    return names;
+  }
+
+  FakeClock clock_;
+  kube::FakeHttpTransport http_;
+  kube::KubeClient client_;
+  ssh::FakeSshConnector ssh_;
+  std::unique_ptr<HostfileCollector> collector_;
+};
+
+TEST_F(HostfileCollectorTest, OneListRunningPodsWithIpInOrdinalOrder) {
+  HostfileCollector& c = Make({});
+  ASSERT_EQ(http_.size(), 1u);
+  EXPECT_EQ(Param(http_.request(0), "labelSelector"), "role%3Dworker");
+  EXPECT_EQ(Param(http_.request(0), "watch"), "");
+  http_.Respond(0, 200,
+                List({{.name = "w-10"},
+                      {.name = "w-2"},
+                      {.name = "w-1", .phase = "Pending", .ip = ""},
+                      {.name = "w-3", .deleting = true},
+                      {.name = "w-4", .ip = ""},
+                      {.name = "w-5", .phase = "Succeeded"}},
+                     "50"));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(), IsOk());
+  EXPECT_THAT(Names(), ElementsAre("w-2", "w-10"));
+  EXPECT_EQ(c.entries()[0].slots, 0);  // No --slots: no slots field.
+  EXPECT_EQ(http_.size(), 1u);         // No watch without --wait-for-count.
+  EXPECT_TRUE(ssh_.attempts.empty());
+}
+
+TEST_F(HostfileCollectorTest, FixedSlots) {
+  HostfileCollector& c = Make({.slots = 4});
+  http_.Respond(0, 200, List({{.name = "w-0"}}, "5"));
+  ASSERT_TRUE(c.done());
+  ASSERT_EQ(c.entries().size(), 1u);
+  EXPECT_EQ(c.entries()[0].slots, 4);
+}
+
+TEST_F(HostfileCollectorTest, SlotsFromResourceSkipsPodsWithout) {
+  HostfileCollector& c = Make({.slots_from_resource = "nvidia.com/gpu"});
+  http_.Respond(0, 200,
+                List({{.name = "w-0", .gpus = "8"},
+                      {.name = "w-1"},
+                      {.name = "w-2", .gpus = "0"},
+                      {.name = "w-3", .gpus = "2"}},
+                     "5"));
+  ASSERT_TRUE(c.done());
+  ASSERT_THAT(Names(), ElementsAre("w-0", "w-3"));
+  EXPECT_EQ(c.entries()[0].slots, 8);
+  EXPECT_EQ(c.entries()[1].slots, 2);
+}
+
+TEST_F(HostfileCollectorTest, RetryableListErrorsAreRetriedForbiddenFails) {
+  HostfileCollector& c = Make({});
+  http_.Respond(0, 503, "");
+  EXPECT_FALSE(c.done());
+  Advance(seconds(5));
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Respond(1, 403,
+                R"({"kind":"Status","code":403,"reason":"Forbidden",)"
+                R"("message":"pods is forbidden"})");
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(), StatusIs(Code::kPermissionDenied,
+                                   "listing pods "
+                                   "matching "
+                                   "role=worker"));
+}
+
+TEST_F(HostfileCollectorTest, WaitForCountFollowsTheWatch) {
+  HostfileCollector& c = Make({.wait_for_count = 3});
+  http_.Respond(
+      0, 200,
+      List({{.name = "w-0"}, {.name = "w-1", .phase = "Pending", .ip = ""}},
+           "50"));
+  EXPECT_FALSE(c.done());
+  ASSERT_EQ(http_.size(), 2u);
+  const kube::HttpRequest& watch = http_.request(1);
+  EXPECT_EQ(Param(watch, "watch"), "true");
+  EXPECT_EQ(Param(watch, "resourceVersion"), "50");
+  EXPECT_EQ(Param(watch, "labelSelector"), "role%3Dworker");
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.name = "w-1", .rv = "51"}));
+  EXPECT_FALSE(c.done());
+  http_.Data(1,
+             Event("ADDED",
+                   {.name = "w-2", .phase = "Pending", .ip = "", .rv = "52"}));
+  EXPECT_FALSE(c.done());
+  http_.Data(1, Event("MODIFIED", {.name = "w-2", .rv = "53"}));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(), IsOk());
+  EXPECT_THAT(Names(), ElementsAre("w-0", "w-1", "w-2"));
+  std::vector<pollfd> fds;
+  c.CollectFds(&fds);  // The loop's next turn frees the parked watcher.
+  EXPECT_TRUE(http_.cancelled(1));
+  EXPECT_EQ(http_.size(), 2u);  // One list, one watch: no polling.
+}
+
+TEST_F(HostfileCollectorTest, WaitForCountAlreadyMetNeedsNoEvents) {
+  HostfileCollector& c = Make({.wait_for_count = 1});
+  http_.Respond(0, 200, List({{.name = "w-0"}, {.name = "w-1"}}, "50"));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(Names(), ElementsAre("w-0", "w-1"));  // All that qualify.
+}
+
+TEST_F(HostfileCollectorTest, DeletedPodStopsCounting) {
+  HostfileCollector& c = Make({.wait_for_count = 2});
+  http_.Respond(0, 200, List({{.name = "w-0"}}, "50"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("DELETED", {.name = "w-0", .rv = "51"}));
+  http_.Data(1, Event("ADDED", {.name = "w-1", .rv = "52"}));
+  EXPECT_FALSE(c.done());
+  http_.Data(1, Event("ADDED", {.name = "w-0", .uid = "new", .rv = "53"}));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(Names(), ElementsAre("w-0", "w-1"));
+}
+
+TEST_F(HostfileCollectorTest, TimeoutNamesCountAndWhyPodsAreNotReady) {
+  HostfileCollector& c = Make({.wait_for_count = 3, .timeout = seconds(30)});
+  http_.Respond(0, 200,
+                List({{.name = "w-0"},
+                      {.name = "w-1",
+                       .phase = "Pending",
+                       .ip = "",
+                       .waiting = "ContainerCreating"}},
+                     "50"));
+  http_.Headers(1, 200);
+  Advance(seconds(10));
+  EXPECT_FALSE(c.done());
+  Advance(seconds(20));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(
+      c.status(),
+      StatusIs(Code::kDeadlineExceeded,
+               "timed out after 30.0s waiting for 3 pods matching role=worker "
+               "in namespace default: 1 of 3 qualify, only 2 pod(s) exist; "
+               "not ready: w-1: Pending: ContainerCreating (raise --timeout"));
+  std::vector<pollfd> fds;
+  c.CollectFds(&fds);
+  EXPECT_TRUE(http_.cancelled(1));
+}
+
+TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
+  ssh_.Succeed();
+  ssh_.Refuse(1);
+  HostfileCollector& c = Make({.ssh_ready = true, .ssh_port = 2222});
+  http_.Respond(0, 200,
+                List({{.name = "w-0", .ip = "10.0.0.1"},
+                      {.name = "w-1", .ip = "10.0.0.2"},
+                      {.name = "w-2", .phase = "Pending", .ip = ""}},
+                     "5"));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(), IsOk());
+  EXPECT_THAT(Names(), ElementsAre("w-0"));
+  ASSERT_EQ(ssh_.attempts.size(), 2u);  // One attempt each, none for w-2.
+  EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.1");
+  EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.2");
+  EXPECT_TRUE(ssh_.attempts[0]->destroyed);  // Closed after the check.
+}
+
+TEST_F(HostfileCollectorTest, SshReadyWaitsForPendingAttempts) {
+  HostfileCollector& c = Make({.ssh_ready = true});
+  http_.Respond(0, 200, List({{.name = "w-0"}}, "5"));
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_FALSE(c.done());  // The handshake is still in flight.
+  // A real connection changes state inside its OnFdReady/OnTimer; the fake
+  // has no fds, so run the collector's timer step by hand.
+  ssh_.attempts[0]->state = SshState::kReady;
+  c.OnTimer(clock_.Now());
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(Names(), ElementsAre("w-0"));
+}
+
+TEST_F(HostfileCollectorTest, SshReadyWithCountRetriesRefusedUntilReady) {
+  ssh_.Refuse(2);
+  ssh_.Succeed();
+  HostfileCollector& c = Make({.ssh_ready = true, .wait_for_count = 1});
+  http_.Respond(0, 200, List({{.name = "w-0"}}, "5"));
+  EXPECT_FALSE(c.done());
+  for (int i = 0; i < 50 && !c.done(); ++i) Advance(milliseconds(100));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(Names(), ElementsAre("w-0"));
+  EXPECT_EQ(ssh_.attempts.size(), 3u);
+}
+
+TEST_F(HostfileCollectorTest, SshRejectionIsNotRetriedAndIsReported) {
+  ssh_.script.push_back(
+      {SshState::kFailed,
+       FailedPreconditionError("host key for w-0 does not match")});
+  HostfileCollector& c =
+      Make({.ssh_ready = true, .wait_for_count = 1, .timeout = seconds(2)});
+  http_.Respond(0, 200, List({{.name = "w-0", .ip = "10.0.0.7"}}, "5"));
+  for (int i = 0; i < 30 && !c.done(); ++i) Advance(milliseconds(100));
+  ASSERT_TRUE(c.done());
+  EXPECT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_THAT(c.status(),
+              StatusIs(Code::kDeadlineExceeded,
+                       "w-0: Running at 10.0.0.7 but ssh failed: host key for "
+                       "w-0 does not match"));
+}
+
+TEST_F(HostfileCollectorTest, ReplacedPodIsProbedAgain) {
+  ssh_.Refuse(1);
+  HostfileCollector& c = Make({.ssh_ready = true, .wait_for_count = 1});
+  http_.Respond(0, 200, List({{.name = "w-0", .ip = "10.0.0.1"}}, "5"));
+  http_.Headers(1, 200);
+  ssh_.Succeed();
+  http_.Data(1,
+             Event("MODIFIED",
+                   {.name = "w-0", .ip = "10.0.0.9", .uid = "u2", .rv = "6"}));
+  ASSERT_TRUE(c.done());
+  ASSERT_EQ(ssh_.attempts.size(), 2u);
+  EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.9");
+}
+
+}  // namespace
+}  // namespace k8s_agent

@@ -469,11 +469,19 @@ TimePoint HostfileCollector::NextWake() const {
   if (done_) return TimePoint::max();
   TimePoint t = std::min(deadline_.at(), next_progress_);
   if (watcher_) t = std::min(t, watcher_->NextWake());
+  size_t active = 0;
   for (const auto& [name, probe] : probes_) {
     if (probe.conn) {
+      ++active;
       t = std::min(t, probe.conn->NextWake());
-    } else if (probe.result == Probe::Result::kPending &&
-               probe.retry_at != TimePoint::min()) {
+    }
+  }
+  // A retry that is due but has no free slot waits for a settle, which
+  // re-evaluates; waking for it would spin.
+  if (active >= kMaxConcurrentProbes) return t;
+  for (const auto& [name, probe] : probes_) {
+    if (!probe.conn && probe.result == Probe::Result::kPending &&
+        probe.retry_at != TimePoint::min()) {
       t = std::min(t, probe.retry_at);
     }
   }

@@ -26,7 +26,7 @@ namespace k8s_agent {
 /// How each line is written.
 enum class HostfileFormat {
   kOpenMpi,  ///< "w-0 slots=4" (or "w-0": Open MPI then counts cores).
-  kHorovod,  ///< "w-0:4" (or "w-0": horovodrun then uses its --slots).
+  kHorovod,  ///< "w-0:4" (or "w-0": horovodrun uses --slots-per-host).
 };
 
 /// Parses "openmpi" / "horovod".
@@ -56,7 +56,7 @@ struct HostEntry {
 bool PodNameLess(const std::string& a, const std::string& b);
 
 /// A resource quantity ("2", "500m", "1.5", "4Ki", "1e3") rounded down to
-/// an integer; kInvalidArgument when it is not a quantity.
+/// an integer; kInvalidArgument when it is not a non-negative quantity.
 StatusOr<int64_t> QuantityFloor(const std::string& quantity);
 
 /// The sum over the pod's containers of resources.limits[resource], else

@@ -391,6 +391,27 @@ TEST_F(HostfileCollectorTest, SshRejectionIsNotRetriedAndIsReported) {
                        "w-0 does not match"));
 }
 
+TEST_F(HostfileCollectorTest, ConcurrentProbesAreCapped) {
+  HostfileCollector& c = Make({.ssh_ready = true});
+  std::vector<PodSpec> pods;
+  for (int i = 0; i < 40; ++i)
+    pods.push_back({.name = "w-" + std::to_string(i)});
+  http_.Respond(0, 200, List(pods, "5"));
+  EXPECT_EQ(ssh_.attempts.size(), 32u);   // The rest wait for a slot.
+  EXPECT_GT(c.NextWake(), clock_.Now());  // Waiting, not spinning.
+  ssh_.attempts[0]->state = SshState::kReady;
+  c.OnTimer(clock_.Now());
+  EXPECT_EQ(ssh_.attempts.size(), 33u);
+  for (auto& a : ssh_.attempts) a->state = SshState::kReady;
+  while (!c.done() && ssh_.attempts.size() < 60) {
+    c.OnTimer(clock_.Now());
+    for (auto& a : ssh_.attempts) a->state = SshState::kReady;
+  }
+  ASSERT_TRUE(c.done());
+  EXPECT_EQ(c.entries().size(), 40u);
+  EXPECT_EQ(c.entries()[39].name, "w-39");
+}
+
 TEST_F(HostfileCollectorTest, ReplacedPodIsProbedAgain) {
   ssh_.Refuse(1);
   HostfileCollector& c = Make({.ssh_ready = true, .wait_for_count = 1});

@@ -38,6 +38,9 @@ if ! [[ "$WORKERS" =~ ^[0-9]+$ ]] || ((WORKERS < 2 || WORKERS > 60)); then
   exit 2
 fi
 NP="${NP:-$WORKERS}"
+# mpirun resolves the agent from the launcher pod's cwd: paths must be absolute.
+BUILD="$(realpath -m "$BUILD")"
+[[ -n "$AGENT" ]] && AGENT="$(realpath -m "$AGENT")"
 
 if [[ $EUID -ne 0 ]]; then
   command -v sudo >/dev/null && exec sudo -- "$0" "${ORIG_ARGS[@]}"
@@ -50,22 +53,10 @@ if [[ -t 1 ]]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD='' PLAIN=''; fi
 say() { printf '%s==> %s%s\n' "$BOLD" "$*" "$PLAIN"; }
 event() { printf '  [+%5.2fs] %s\n' "$(awk -v n="$(($(date +%s%N) / 1000000 - T0_MS))" 'BEGIN{print n/1000}')" "$*"; }
 
-# 1. Packages (only the missing ones).
-PKGS=(cmake g++ make pkg-config libcurl4-openssl-dev libssh2-1-dev nlohmann-json3-dev libyaml-cpp-dev
-  libgtest-dev libgmock-dev openssh-server openssh-client openmpi-bin libopenmpi-dev iproute2 openssl curl
-  python3 util-linux)
-missing=()
-for p in "${PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  say "installing missing Debian packages: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  if ! apt-get update -qq || ! apt-get install -y -qq "${missing[@]}" >/dev/null; then
-    echo "demo: apt-get failed" >&2
-    exit 1
-  fi
-fi
+# 1. Packages (only the missing ones): the same list the test command uses.
+# shellcheck source=deps.sh
+source "$REPO/scripts/deps.sh"
+k8s_agent_install_deps || { echo "demo: installing packages failed" >&2; exit 1; }
 
 # 2. Build (configure once, then an incremental build of the agent only).
 if [[ -z "$AGENT" ]]; then
@@ -137,7 +128,7 @@ RC=$?
 event "mpirun exited with status $RC"
 
 say "mpirun's output (each rank prints its pod's hostname; an MPI_Allreduce checks the sum):"
-{ grep '^mpi_hello ' "$OUT" | sort -t= -k2,2n; grep -v '^mpi_hello ' "$OUT"; } | sed 's/^/    /'
+{ grep '^mpi_hello ' "$OUT" | sort -t= -k2,2n; grep -v '^mpi_hello ' "$OUT" || true; } | sed 's/^/    /'
 say "per-host timeline from k8s-agent --trace (ms after mpirun started):"
 "$BED_PY" "$BED_SRC_DIR/trace_tool.py" timeline "$TRACE" "$T0_US" | sed 's/^/    /'
 cat <<EOF
@@ -147,7 +138,7 @@ cat <<EOF
     started   = the remote command (Open MPI's orted) was started over SSH
 EOF
 say "tearing the simulated cluster down"
-bed_down
+bed_down || true  # Best effort: leftovers are reported by bed_down itself.
 if ((RC == 0)); then
   say "done: $NP ranks ran on $WORKERS pods that were not ready when mpirun started"
 else

@@ -81,8 +81,8 @@ class CurlTransport : public HttpTransport, public Pollable {
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
                       void* socket_data);
   static int OnTimerSet(CURLM* multi, long timeout_ms, void* self);
-  static size_t OnWrite(char* data, size_t size, size_t n, void* t);
-  static size_t OnHeader(char* data, size_t size, size_t n, void* t);
+  static size_t OnWrite(char* data, size_t size, size_t n, void* p);
+  static size_t OnHeader(char* data, size_t size, size_t n, void* p);
 
   ClusterConfig config_;
   Clock* clock_;

@@ -448,7 +448,7 @@ bed_kill_pids() {
     ((alive)) || break
     sleep 0.02
   done
-  kill -KILL "${pids[@]}" 2>/dev/null
+  kill -KILL "${pids[@]}" 2>/dev/null || true
   # Reap our own children so no zombie keeps a namespace busy.
   for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
   return 0
@@ -465,7 +465,7 @@ bed_down() {
   bed_kill_pids "${pids[@]}"
   # shellcheck disable=SC2207
   pids=($(bed_netns_pids))
-  ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null
+  ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null || true
   while read -r ns; do [[ -n "$ns" ]] && ip netns del "$ns" 2>/dev/null; done <"$BED_DIR/netns.list"
   while read -r link; do
     [[ -n "$link" ]] && ip link show "$link" >/dev/null 2>&1 && ip link del "$link" 2>/dev/null

@@ -15,6 +15,7 @@ while [[ $# -gt 1 ]]; do
   case "$1" in
   --agent)
     E2E_AGENT="$2"
+    [[ "$E2E_AGENT" == ssh ]] || E2E_AGENT="$(realpath -m "$E2E_AGENT")"
     shift 2
     ;;
   *) break ;;

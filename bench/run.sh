@@ -6,6 +6,7 @@
 # usage: sudo bench/run.sh [--full] [--only 1,2,...] [--agent PATH] [--out DIR] [--workers N]
 #   (default)     quick mode, about 5-10 min on 2 cores
 #   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 64 in the launch curve
+#   --smoke       2-3 runs of everything, tiny sizes: checks the harness in ~2 min, numbers meaningless
 #   --only LIST   run only these benchmarks (numbers below); the report covers what ran
 #   --agent PATH  the k8s-agent binary (default: build target k8s-agent in build-bench, Release)
 #   --out DIR     results directory (default bench/results)
@@ -37,10 +38,11 @@ AGENT=
 OUT="$BENCH_DIR/results"
 WORKERS=64
 
-usage() { sed -n '4,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
   --full) MODE=full ;;
+  --smoke) MODE=smoke ;;
   --only)
     ONLY="$2"
     shift
@@ -83,6 +85,8 @@ now_us() { echo $(($(date +%s%N) / 1000)); }
 # ---- parameters -------------------------------------------------------------------------------------
 if [[ "$MODE" == full ]]; then
   R1=60 R2=40 R5=10 R6=30 R7=7 IDLE_S=60 BULK_BYTES=$((1 << 30)) NS_LIST="4 8 16 32 64"
+elif [[ "$MODE" == smoke ]]; then
+  R1=3 R2=3 R5=2 R6=2 R7=2 IDLE_S=3 BULK_BYTES=$((16 << 20)) NS_LIST="4 8"
 else
   R1=20 R2=20 R5=5 R6=10 R7=3 IDLE_S=20 BULK_BYTES=$((256 << 20)) NS_LIST="4 8 16"
 fi
@@ -329,31 +333,56 @@ print(sum(v for k, v in json.load(sys.stdin)["requests"].items() if k.startswith
 }
 
 # ---- 4: idle cost -------------------------------------------------------------------------------------
-# Both clients attach to w-2 running `sleep`; counters are sampled once both remote sleeps run, and again
-# IDLE_S later. The agent's keepalive (ServerAliveInterval, default 30 s) is its only timer.
-bench4() {
-  local s=$((IDLE_S + 4)) apid spid deadline n p
-  say "4: idle cost over ${IDLE_S}s"
-  (BED_EXEC=1 bed_exec_launcher "$AGENT" w-2 "sleep $s" >/dev/null 2>>"$LOG") &
-  apid=$!
-  (BED_EXEC=1 bed_exec_launcher $SSH "$(bed_worker_ip w-2)" "sleep $s" >/dev/null 2>>"$LOG") &
-  spid=$!
-  BG_PIDS+=("$apid" "$spid")
-  deadline=$((SECONDS + 10))
-  while ((SECONDS < deadline)); do
-    n=0
-    for p in $(ip netns pids "$(bed_netns w-2)"); do
-      [[ "$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)" == "sleep $s " ]] && n=$((n + 1))
-    done
-    ((n >= 2)) && break
-    sleep 0.05
+# One agent and one ssh attach to w-2 running `sleep` and their memory is sampled ("alone"); then
+# IDLE_K-1 more of each attach to w-3.. (as mpirun keeps one agent per host alive with tree spawn, so
+# the binary and libraries are shared) and every client's CPU and scheduling counters are sampled once
+# all remote sleeps run and again IDLE_S later. The agent's keepalive (ServerAliveInterval, default
+# 30 s) is its only timer.
+IDLE_K=4
+b4_remote_sleeps() { # NAME SECS: how many `sleep SECS` run in pod NAME
+  local p n=0
+  for p in $(ip netns pids "$(bed_netns "$1")"); do
+    [[ "$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")" == "sleep $2 " ]] && n=$((n + 1))
   done
-  ((n >= 2)) || say "  remote sleeps did not both start"
-  sleep 0.5 # let both clients settle into their idle wait after the exec reply
-  "$PY" "$BENCH_DIR/lib/proc_sample.py" "agent=$apid" "ssh=$spid" >"$RAW/b4_idle_start.json"
+  echo "$n"
+}
+b4_attach() { # I SECS: start agent and ssh on w-I; sets B4_ARGS
+  local w="w-$1" pid deadline
+  (BED_EXEC=1 bed_exec_launcher "$AGENT" "$w" "sleep $2" >/dev/null 2>>"$LOG") &
+  pid=$!
+  BG_PIDS+=("$pid")
+  B4_ARGS+=("agent$1=$pid")
+  (BED_EXEC=1 bed_exec_launcher $SSH "$(bed_worker_ip "$w")" "sleep $2" >/dev/null 2>>"$LOG") &
+  pid=$!
+  BG_PIDS+=("$pid")
+  B4_ARGS+=("ssh$1=$pid")
+}
+b4_wait_attached() { # FIRST LAST SECS
+  local i deadline=$((SECONDS + 15))
+  for ((i = $1; i <= $2; i++)); do
+    until (($(b4_remote_sleeps "w-$i" "$3") >= 2)); do
+      ((SECONDS < deadline)) || {
+        say "  remote sleeps on w-$i did not both start"
+        return 1
+      }
+      sleep 0.05
+    done
+  done
+  sleep 0.5 # let the clients settle into their idle wait after the exec reply
+}
+bench4() {
+  local s=$((IDLE_S + 8)) last=$((2 + IDLE_K - 1)) i
+  say "4: idle cost over ${IDLE_S}s, $IDLE_K agents and $IDLE_K ssh"
+  B4_ARGS=()
+  b4_attach 2 "$s"
+  b4_wait_attached 2 2 "$s"
+  "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_alone.json"
+  for ((i = 3; i <= last; i++)); do b4_attach "$i" "$s"; done
+  b4_wait_attached 2 "$last" "$s"
+  "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_start.json"
   sleep "$IDLE_S"
-  "$PY" "$BENCH_DIR/lib/proc_sample.py" "agent=$apid" "ssh=$spid" >"$RAW/b4_idle_end.json"
-  wait "$apid" "$spid"
+  "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_end.json"
+  for i in "${B4_ARGS[@]}"; do wait "${i#*=}"; done
   BG_PIDS=()
 }
 

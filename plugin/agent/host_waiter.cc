@@ -19,15 +19,7 @@ std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
 
 // "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted".
 std::string PodSummary(const kube::Pod& pod) {
-  std::string s = pod.phase.empty() ? "Unknown" : pod.phase;
-  if (!pod.reason.empty()) s += ": " + pod.reason;
-  for (const kube::ContainerStatus& c : pod.containers) {
-    if (!c.waiting_reason.empty()) {
-      s += ": " + c.waiting_reason;
-      break;
-    }
-  }
-  if (!pod.unschedulable_reason.empty()) s += ": " + pod.unschedulable_reason;
+  std::string s = kube::PhaseSummary(pod);
   if (pod.phase == "Running") {
     s += pod.pod_ip.empty() ? " without an IP" : " at " + pod.pod_ip;
   }

@@ -138,20 +138,6 @@ std::string JoinLimited(const std::vector<std::string>& items) {
          std::to_string(items.size() - kMaxNamed) + " more";
 }
 
-// "Pending: ContainerCreating", "Failed: Evicted", "Pending: Unschedulable".
-std::string PhaseSummary(const kube::Pod& pod) {
-  std::string s = pod.phase.empty() ? "Unknown" : pod.phase;
-  if (!pod.reason.empty()) s += ": " + pod.reason;
-  for (const kube::ContainerStatus& c : pod.containers) {
-    if (!c.waiting_reason.empty()) {
-      s += ": " + c.waiting_reason;
-      break;
-    }
-  }
-  if (!pod.unschedulable_reason.empty()) s += ": " + pod.unschedulable_reason;
-  return s;
-}
-
 uint64_t Seed() {
   return static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
          static_cast<uint64_t>(WallClockMicros());
@@ -264,8 +250,8 @@ void HostfileCollector::Start(TimePoint now) {
 
 std::string HostfileCollector::WhyNot(const kube::Pod& pod,
                                       int64_t* slots) const {
-  if (pod.deleting) return PhaseSummary(pod) + " (terminating)";
-  if (pod.phase != "Running") return PhaseSummary(pod);
+  if (pod.deleting) return kube::PhaseSummary(pod) + " (terminating)";
+  if (pod.phase != "Running") return kube::PhaseSummary(pod);
   if (pod.pod_ip.empty()) return "Running without an IP";
   *slots = options_.slots;
   if (!options_.slots_from_resource.empty()) {

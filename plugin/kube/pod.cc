@@ -274,4 +274,17 @@ StatusOr<PodList> PodList::FromJson(std::string_view json_text) {
   return list;
 }
 
+std::string PhaseSummary(const Pod& pod) {
+  std::string s = pod.phase.empty() ? "Unknown" : pod.phase;
+  if (!pod.reason.empty()) s += ": " + pod.reason;
+  for (const ContainerStatus& c : pod.containers) {
+    if (!c.waiting_reason.empty()) {
+      s += ": " + c.waiting_reason;
+      break;
+    }
+  }
+  if (!pod.unschedulable_reason.empty()) s += ": " + pod.unschedulable_reason;
+  return s;
+}
+
 }  // namespace k8s_agent::kube

@@ -64,6 +64,10 @@ struct Pod {
   static StatusOr<Pod> FromJson(std::string_view json_text);
 };
 
+/// "Pending: ContainerCreating", "Failed: Evicted", "Pending: Unschedulable":
+/// the phase plus the first reason that explains it, for humans.
+std::string PhaseSummary(const Pod& pod);
+
 /// One page of a list: items plus what is needed to continue or watch.
 struct PodList {
   std::vector<Pod> items;

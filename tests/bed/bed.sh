@@ -188,6 +188,43 @@ mount --bind "$3" /root
 cd /
 '
 
+# BED_CHROOT=DIR (optional) runs the pod's processes (sshd, launcher commands) inside the root file system DIR,
+# like a container image (used for Open MPI 5 from a Debian 13 root: tests/bed/ompi5_root.sh). The same
+# per-pod view is built under DIR in the pod's private mount namespace, so nothing is mounted on the host and
+# the mounts vanish with the pod's last process: /proc, /sys (the netns' own), /dev, a private tmpfs on /tmp
+# and /run, the service-account files, the bed's home on /root, the pod's /etc/hosts and resolv.conf, and
+# the bed dir at its own path (the agent, the MPI program and the logs live there). BED_CHROOT_BINDS="SRC=DST
+# ..." adds bind mounts (DST inside DIR; no spaces in paths), e.g. a preset file over the image's own.
+# shellcheck disable=SC2016
+BED_CHROOT_PROLOGUE='set -e
+hostname "$1"
+mount -t proc bedproc "$R/proc"
+mount --rbind /sys "$R/sys"
+mount --rbind /dev "$R/dev"
+mount -t tmpfs -o mode=1777,size=256m bedtmp "$R/tmp"
+mount -t tmpfs -o mode=755,size=16m bedrun "$R/run"
+mkdir -p "$R/run/sshd" "$R/run/secrets/kubernetes.io/serviceaccount" "$R$2"
+mount --bind "$2/sa" "$R/run/secrets/kubernetes.io/serviceaccount"
+mount -o remount,bind,ro "$R/run/secrets/kubernetes.io/serviceaccount"
+mount --bind "$3" "$R/root"
+mount --bind "$2" "$R$2"
+mount --bind /etc/hosts "$R/etc/hosts"
+mount --bind /etc/resolv.conf "$R/etc/resolv.conf"
+for b in $BINDS; do mount --bind "${b%%=*}" "$R${b#*=}"; done
+cd /
+'
+
+# The `sh -c` script of a pod process: the prologue for the current mode, then the shell words PRE, then
+# `exec CMD` (CMD a shell snippet; $1.. are the prologue's positional parameters), inside BED_CHROOT if set.
+bed_pod_script() {
+  if [[ -z "${BED_CHROOT:-}" ]]; then
+    printf '%s%s\nexec %s' "$BED_POD_PROLOGUE" "$1" "$2"
+  else
+    printf 'R=%q\nBINDS=%q\n%s%s\nexec chroot "$R" %s' "$BED_CHROOT" "${BED_CHROOT_BINDS:-}" \
+      "$BED_CHROOT_PROLOGUE" "$1" "$2"
+  fi
+}
+
 bed_start_apiserver() {
   local ns log="$BED_DIR/log/apiserver.log" out="$BED_DIR/log/apiserver.out" deadline
   [[ -f "$BED_FAKE_APISERVER" ]] || bed_die "fake API server missing: $BED_FAKE_APISERVER" || return 1
@@ -343,7 +380,7 @@ bed_sshd_spawn() {
   [[ -f "$d/sshd.pid" ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null && return 0
   rm -f "$d/sshd.pid"
   ip netns exec "$(bed_netns "$name")" unshare --uts --mount --propagation private \
-    sh -c "${BED_POD_PROLOGUE}exec /usr/sbin/sshd -D -e -f \"\$4\"" sh "$name" "$BED_DIR" "$BED_DIR/home" \
+    sh -c "$(bed_pod_script : '/usr/sbin/sshd -D -e -f "$4"')" sh "$name" "$BED_DIR" "$BED_DIR/home" \
     "$d/sshd_config" >>"$BED_DIR/log/sshd-$name.log" 2>&1 </dev/null &
   echo $! >"$BED_DIR/pids/sshd-$name.pid"
 }
@@ -379,7 +416,7 @@ bed_exec_launcher() {
   [[ "${BED_LAUNCHER_HOME:-}" == bare ]] && home="$BED_DIR/home-bare"
   # shellcheck disable=SC2016 # expanded by the pod's sh
   cmd=(ip netns exec "$(bed_netns launcher)" unshare --uts --mount --propagation private
-    sh -c "${BED_POD_PROLOGUE}"'cd "$4"; shift 4; exec "$@"' sh launcher "$BED_DIR" "$home" "${BED_CWD:-$BED_DIR}" "$@")
+    sh -c "$(bed_pod_script 'c="$4"; shift 4' '/bin/sh -c '\''cd "$1"; shift; exec "$@"'\'' sh "$c" "$@"')" sh launcher "$BED_DIR" "$home" "${BED_CWD:-$BED_DIR}" "$@")
   if [[ "${BED_EXEC:-0}" == 1 ]]; then
     KUBERNETES_SERVICE_HOST="$(bed_pod_ip apiserver)" KUBERNETES_SERVICE_PORT="$BED_API_PORT" HOME=/root exec "${cmd[@]}"
   fi
@@ -510,6 +547,36 @@ bed_mpi_hello() {
     mv "$out.tmp.$$" "$out"
   fi
   printf '%s' "$out"
+}
+
+# A copy of the k8s-agent binary AGENT that runs inside a foreign root file system (BED_CHROOT): the binary is
+# linked against this host's libraries (e.g. yaml-cpp 0.7, libssh2 1.10 on Debian 12; a Debian 13 root has
+# other sonames), so the binary, every library `ldd` lists and the host's dynamic loader are copied under
+# $BED_DIR/portable-agent (visible in every chroot pod at the same path), and a /bin/sh wrapper execs the
+# loader with --library-path. Prints the wrapper's path.
+bed_portable_agent() {
+  local agent="$1" d="$BED_DIR/portable-agent" line lib loader=''
+  mkdir -p "$d/lib" || return 1
+  cp "$agent" "$d/k8s-agent.bin" || return 1
+  while read -r line; do
+    case "$line" in
+    *' => /'*)
+      lib="${line#* => }"
+      lib="${lib%% (*}"
+      cp -L "$lib" "$d/lib/" || return 1
+      ;;
+    /*)
+      loader="${line%% (*}"
+      cp -L "$loader" "$d/lib/" || return 1
+      loader="$d/lib/$(basename "$loader")"
+      ;;
+    esac
+  done < <(ldd "$agent")
+  [[ -n "$loader" ]] || bed_die "no dynamic loader in ldd $agent" || return 1
+  printf '#!/bin/sh\n# k8s-agent with its own (host) loader and libraries.\nexec %s --library-path %s --argv0 k8s-agent %s "$@"\n' \
+    "$loader" "$d/lib" "$d/k8s-agent.bin" >"$d/k8s-agent"
+  chmod 755 "$d/k8s-agent"
+  printf '%s' "$d/k8s-agent"
 }
 
 # Tears down beds whose owning script died without cleaning up (e.g. killed by a test timeout).

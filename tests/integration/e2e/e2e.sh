@@ -370,8 +370,76 @@ s12_sixteen_staggered() {
   pass
 }
 
+# Open MPI 5 (PRRTE): every pod runs in a cached Debian 13 root with openmpi-bin 5.0.x (BED_CHROOT: the
+# "pod image"; tests/bed/ompi5_root.sh builds it once outside the clone). mpirun/prterun in the launcher and
+# prted on the workers come from that root; k8s-agent (built on this host) runs there through its own loader
+# and libraries (bed_portable_agent). The agent is set (1) by PRTE_MCA_plm_ssh_agent, (2) only by the
+# ompi-conf/prte-mca-params.conf preset at Debian's path /etc/openmpi/prte-mca-params.conf (bind-mounted
+# over the image's file in the launcher pod: the cached root itself is never modified), and (3) as a control,
+# by OMPI_MCA_plm_rsh_agent alone, which Open MPI 5 ignores (ompi-agent-contract.md §2.2): no agent call.
 s13_openmpi5() {
-  skip "Open MPI 5 (Debian 13 openmpi-bin in a debootstrap trixie root, PRTE_MCA_plm_ssh_agent and prte-mca-params.conf) is not implemented yet"
+  need_agent
+  local preset="$BED_REPO_DIR/ompi-conf/prte-mca-params.conf" root rc out agent hello run h
+  [[ -f "$preset" ]] || fail "missing $preset"
+  grep -qE '^[[:space:]]*plm_ssh_agent[[:space:]]*=[[:space:]]*k8s-agent[[:space:]]*$' "$preset" ||
+    fail "$preset does not set plm_ssh_agent = k8s-agent"
+  step "Debian 13 root with Open MPI 5: $(bash "$BED_SRC_DIR/ompi5_root.sh" path)"
+  root="$(bash "$BED_SRC_DIR/ompi5_root.sh" ensure)"
+  rc=$?
+  ((rc == 77)) && skip "the Debian 13 root cannot be built: Debian mirror unreachable (see the message above)"
+  ((rc == 0)) && [[ -d "$root" ]] || fail "building the Debian 13 root failed (exit $rc)"
+  # From here on the root exists: anything that goes wrong is a failure.
+  bed_gc
+  bed_up 2 || fail "bed did not come up"
+  export BED_CHROOT="$root"
+  step "bed ready: $BED_DIR net $BED_NET.0/24, pods run in $root"
+  E2E_AGENT="$(bed_portable_agent "$E2E_AGENT")" || fail "cannot prepare k8s-agent for the Debian 13 root"
+  agent="$(make_agent_wrapper)"
+  out="$(bed_exec_launcher sh -c 'mpirun --version; prterun --version' 2>&1)" || fail "mpirun --version: $out"
+  echo "$out" | grep -qE '^mpirun \(Open MPI\) 5\.' || fail "not Open MPI 5 in the root: $out"
+  step "launcher runs $(echo "$out" | grep -E '^(mpirun|prterun) ' | tr '\n' ' ')"
+  cp "$BED_SRC_DIR/mpi_hello.c" "$BED_DIR/mpi_hello.c"
+  hello="$BED_DIR/mpi_hello.ompi5"
+  out="$(bed_exec_launcher mpicc -O2 -o "$hello" "$BED_DIR/mpi_hello.c" 2>&1)" || fail "the root's mpicc failed: $out"
+  bed_all_ready || fail "workers not ready"
+
+  # (1) and (2): the same job, the agent set by the environment, then only by the preset file.
+  sed -E "s|^([[:space:]]*plm_ssh_agent[[:space:]]*=[[:space:]]*)k8s-agent|\1$agent|" "$preset" \
+    >"$BED_DIR/prte-mca-params.conf"
+  for run in env preset; do
+    rm -f "$BED_DIR/trace.jsonl" "$BED_DIR/agent-calls.log"
+    if [[ $run == env ]]; then
+      start_job "ompi5-$run" env PRTE_MCA_plm_ssh_agent="$agent" mpirun --allow-run-as-root -H w-0,w-1 -np 2 "$hello"
+    else
+      BED_CHROOT_BINDS="$BED_DIR/prte-mca-params.conf=/etc/openmpi/prte-mca-params.conf" \
+        start_job "ompi5-$run" env -u PRTE_MCA_plm_ssh_agent mpirun --allow-run-as-root -H w-0,w-1 -np 2 "$hello"
+    fi
+    wait_job 60
+    expect_rc 0
+    expect_ranks 2
+    expect_rank_hosts 1 w-0 w-1
+    # prterun (not orterun) ran the agent once per worker, with PRRTE's preamble and prted by absolute path.
+    for h in w-0 w-1; do
+      grep -qE "^agent-call from=launcher $h PRTE_PREFIX=.*;/usr/bin/prted " "$BED_DIR/agent-calls.log" ||
+        fail "[$run] no PRRTE launch of prted through the agent for $h"
+    done
+    [[ "$(grep -c . "$BED_DIR/agent-calls.log")" == 2 ]] || fail "[$run] expected 2 agent calls"
+    expect_trace_path w-0 w-1
+    show_timeline
+    expect_no_leftovers 5
+    mv "$BED_DIR/trace.jsonl" "$BED_DIR/trace-$run.jsonl"
+    mv "$BED_DIR/agent-calls.log" "$BED_DIR/agent-calls-$run.log"
+  done
+
+  # (3) Control: Open MPI 4's environment spelling alone does not reach Open MPI 5's launcher.
+  start_job ompi5-ompi-env env -u PRTE_MCA_plm_ssh_agent OMPI_MCA_plm_rsh_agent="$agent" \
+    mpirun --allow-run-as-root -H w-0,w-1 -np 2 "$hello"
+  wait_job 30
+  expect_rc_nonzero
+  [[ ! -s "$BED_DIR/agent-calls.log" ]] || fail "OMPI_MCA_plm_rsh_agent reached Open MPI 5 (contract §2.2 says it is ignored)"
+  step "OMPI_MCA_plm_rsh_agent alone: ignored by Open MPI 5 as documented (mpirun exit $JOB_RC, no agent call)"
+  expect_no_leftovers 5
+  pass
 }
 
 case "$E2E_NAME" in

@@ -1,0 +1,423 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+# Turns bench/run.sh's raw measurements into the results table (markdown), a CSV summary and the plot.
+"""usage: report.py RAW_DIR OUT_DIR
+
+Reads RAW_DIR (meta.json, hyperfine JSON, b2_readiness.csv, b3_*, b4_*) and
+writes OUT_DIR/latest.md, RAW_DIR/summary.csv, RAW_DIR/launch_vs_n.dat and
+OUT_DIR/launch_vs_n.png (gnuplot), then prints latest.md. Missing inputs
+(a benchmark not run or failed) are reported as such, not as errors.
+"""
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+
+
+def load_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def pct(values, p):
+    """Percentile with linear interpolation between closest ranks."""
+    v = sorted(values)
+    if not v:
+        return float("nan")
+    k = (len(v) - 1) * p / 100.0
+    lo = int(k)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+
+
+def stats(values):
+    return {
+        "n": len(values),
+        "median": pct(values, 50),
+        "p5": pct(values, 5),
+        "p95": pct(values, 95),
+        "min": min(values) if values else float("nan"),
+        "max": max(values) if values else float("nan"),
+    }
+
+
+def fmt_ms(s, unit="ms", digits=0):
+    if s is None or s["n"] == 0:
+        return "—"
+    f = "%%.%df" % digits
+    return (f + " %s <sub>p5 " + f + " · p95 " + f + "</sub>") % (
+        s["median"], unit, s["p5"], s["p95"])
+
+
+def hyperfine_pair(raw, name):
+    """(agent times ms, ssh times ms) from a two-command hyperfine export."""
+    data = load_json(os.path.join(raw, name + ".json"))
+    if not data or len(data.get("results", [])) != 2:
+        return None, None
+    a, s = data["results"]
+    return [t * 1000 for t in a["times"]], [t * 1000 for t in s["times"]]
+
+
+class Report:
+    def __init__(self, raw, out):
+        self.raw = raw
+        self.out = out
+        self.meta = load_json(os.path.join(raw, "meta.json")) or {}
+        self.rows = []      # main table
+        self.details = []   # markdown sections
+        self.csv = []
+
+    def row(self, num, what, agent, ssh, ratio, target, ok):
+        verdict = "—" if ok is None else ("**met**" if ok else "**missed**")
+        self.rows.append((num, what, agent, ssh, ratio, target, verdict))
+        self.csv.append((num, what, agent, ssh, ratio, target,
+                         "" if ok is None else ("met" if ok else "missed")))
+
+    # 1 ----------------------------------------------------------------------
+    def b1(self):
+        a, s = hyperfine_pair(self.raw, "b1_launch")
+        if a is None:
+            return self.row(1, "launch on a ready pod", "not run", "", "", "≤ 0.4×", None)
+        sa, ss = stats(a), stats(s)
+        r = sa["median"] / ss["median"]
+        self.row(1, "launch on a ready pod (`w-0 true`)", fmt_ms(sa), fmt_ms(ss),
+                 "%.2f×" % r, "≤ 0.4×", r <= 0.4)
+
+    # 2 ----------------------------------------------------------------------
+    def b2(self):
+        path = os.path.join(self.raw, "b2_readiness.csv")
+        if not os.path.exists(path):
+            return self.row(2, "readiness detection", "not run", "", "", "p95 ≤ 100 ms", None)
+        ready, started, remote_a, remote_s, res = [], [], [], [], []
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                t = int(r["t_listen_us"])
+                res.append(int(r["listen_res_us"]) / 1000)
+                if r["agent_ssh_ready_us"]:
+                    ready.append((int(r["agent_ssh_ready_us"]) - t) / 1000)
+                if r["agent_started_us"]:
+                    started.append((int(r["agent_started_us"]) - t) / 1000)
+                remote_a.append((int(r["agent_remote_us"]) - t) / 1000)
+                remote_s.append((int(r["ssh_remote_us"]) - t) / 1000)
+        if not remote_a:
+            return self.row(2, "readiness detection", "no complete run", "", "", "p95 ≤ 100 ms", None)
+        st, ra, rs = stats(started), stats(remote_a), stats(remote_s)
+        self.row(2, "readiness: sshd listens → command starts (trace `started`; ssh: remote `date`)",
+                 fmt_ms(st), fmt_ms(rs), "%.2f× (p50)" % (st["median"] / rs["median"]),
+                 "p95 ≤ 100 ms", st["p95"] <= 100)
+        self.row("2b", "readiness: sshd listens → remote command runs (remote `date`, both)",
+                 fmt_ms(ra), fmt_ms(rs), "%.2f× (p50)" % (ra["median"] / rs["median"]),
+                 "", None)
+        sr = stats(ready)
+        lines = [
+            "### 2. Readiness detection (%d runs)" % len(remote_a), "",
+            "Pod `w-1` is Running in the API while its sshd is stopped; `k8s-agent w-1 'date +%s%N'` and "
+            "`ssh -o ConnectionAttempts=10 IP 'date +%s%N'` start together, sshd starts 300–800 ms later "
+            "(random). T = first sight of sshd's LISTEN socket in `/proc/net/tcp` of the pod's netns, polled "
+            "every 1 ms (poll gap p95 %.1f ms: T is late by at most that). Times from T:" % pct(res, 95), "",
+            "| from T to | p50 | p95 | min | max |", "|---|---|---|---|---|",
+        ]
+        for name, s in (("agent `ssh_ready` (probe handshake done)", sr),
+                        ("agent `started` (exec request accepted)", st),
+                        ("agent remote `date` ran", ra), ("ssh remote `date` ran", rs)):
+            lines.append("| %s | %.0f ms | %.0f ms | %.0f ms | %.0f ms |" % (
+                name, s["median"], s["p95"], s["min"], s["max"]))
+        self.details.append("\n".join(lines))
+
+    # 3 ----------------------------------------------------------------------
+    def b3_one(self, tag):
+        stats_json = load_json(os.path.join(self.raw, "b3_%s.stats.json" % tag))
+        run = load_json(os.path.join(self.raw, "b3_%s.run.json" % tag))
+        if not stats_json or not run:
+            return None
+        hosts = run["hosts"]
+        per_host = Counter()
+        kinds = Counter()
+        other = 0
+        try:
+            with open(os.path.join(self.raw, "b3_%s.access.log" % tag)) as f:
+                for line in f:
+                    m = re.search(r'"(\w+) (\S+) HTTP', line)
+                    if not m:
+                        continue
+                    target = m.group(2)
+                    h = re.search(r"/pods/([^/?]+)", target) or re.search(
+                        r"metadata\.name(?:%3D|=)([^&]+)", target)
+                    kind = "WATCH" if "watch=" in target else m.group(1)
+                    kinds[kind] += 1
+                    if h:
+                        per_host[h.group(1)] += 1
+                    else:
+                        other += 1
+        except OSError:
+            pass
+        counts = [per_host.get("w-%d" % i, 0) for i in range(hosts)]
+        return {
+            "hosts": hosts, "total": stats_json.get("total", 0), "requests": stats_json.get("requests", {}),
+            "per_host_max": max(counts) if counts else 0, "per_host_min": min(counts) if counts else 0,
+            "per_host_mean": sum(counts) / len(counts) if counts else 0, "other": other,
+            "kinds": dict(kinds), "failures": run.get("failures"), "wall_ms": run.get("wall_ms"),
+        }
+
+    def b3(self):
+        res = {t: self.b3_one(t) for t in ("ready", "waited")}
+        lines = ["### 3. API requests per host", "",
+                 "Separate `k8s-agent -q w-i true` processes started at once in the launcher pod, as mpirun "
+                 "starts one agent per host. *waited*: all pods Pending (no IP) until every agent has opened "
+                 "its watch, then made Running one by one (~20 ms apart). Counts from the fake API server "
+                 "(`/_control/stats`; per host from its access log).", "",
+                 "| case | hosts | requests | per host (mean / max) | by kind | agent failures | wall |",
+                 "|---|---|---|---|---|---|---|"]
+        for tag, target_max, label in (("ready", 1, "ready"), ("waited", 2, "waited on")):
+            r = res[tag]
+            if r is None:
+                self.row(3, "API requests per %s host" % label, "not run", "", "", "", None)
+                continue
+            ok = r["per_host_max"] <= target_max and not r["failures"]
+            self.row(3, "API requests per %s host (%d hosts)" % (label, r["hosts"]),
+                     "%.2f mean, %d max" % (r["per_host_mean"], r["per_host_max"]), "0 (no API)", "",
+                     "%s %d" % ("=" if target_max == 1 else "≤", target_max), ok)
+            lines.append("| %s | %d | %d | %.2f / %d | %s | %s | %s ms |" % (
+                label, r["hosts"], r["total"], r["per_host_mean"], r["per_host_max"],
+                ", ".join("%s %d" % kv for kv in sorted(r["kinds"].items())),
+                r["failures"], r["wall_ms"]))
+        self.details.append("\n".join(lines))
+
+    # 4 ----------------------------------------------------------------------
+    def b4(self):
+        alone = load_json(os.path.join(self.raw, "b4_idle_alone.json"))
+        start = load_json(os.path.join(self.raw, "b4_idle_start.json"))
+        end = load_json(os.path.join(self.raw, "b4_idle_end.json"))
+        if not start or not end or not alone:
+            return self.row(4, "idle cost", "not run", "", "", "", None)
+        d = {"agent": [], "ssh": []}
+        for label in sorted(start):
+            a, b = start[label], end.get(label, {"gone": True})
+            if a.get("gone") or b.get("gone"):
+                return self.row(4, "idle cost: client %s exited early" % label, "", "", "", "", None)
+            d["agent" if label.startswith("agent") else "ssh"].append({
+                "secs": (b["t_mono_ns"] - a["t_mono_ns"]) / 1e9,
+                "cpu_ms": b["cpu_ms"] - a["cpu_ms"],
+                "run_ms": (b["sched_run_ns"] - a["sched_run_ns"]) / 1e6,
+                "wakeups": b["voluntary_cs"] - a["voluntary_cs"],
+                "preempt": b["nonvoluntary_cs"] - a["nonvoluntary_cs"],
+                "slices": b["sched_slices"] - a["sched_slices"],
+                "pss": b["pss_kb"], "private": b["private_kb"], "rss": b["rss_kb"], "anon": b["anon_kb"],
+            })
+        k = len(d["agent"])
+        secs = d["agent"][0]["secs"]
+
+        def mean(kind, key):
+            return sum(x[key] for x in d[kind]) / len(d[kind])
+
+        def mx(kind, key):
+            return max(x[key] for x in d[kind])
+
+        al = {kind: next(v for lab, v in alone.items() if lab.startswith(kind)) for kind in ("agent", "ssh")}
+        if any(v.get("gone") for v in al.values()):
+            return self.row(4, "idle cost: client exited early", "", "", "", "", None)
+        keepalives = 1 + int(secs // 30)  # ServerAliveInterval 30 s: send + reply wake-ups each
+        self.row(4, "idle %.0f s attached: CPU, wake-ups per client (mean of %d; max)" % (secs, k),
+                 "%.2f ms, %.1f wake-ups (max %d)" % (mean("agent", "run_ms"), mean("agent", "slices"),
+                                                     mx("agent", "slices")),
+                 "%.2f ms, %.1f wake-ups (max %d)" % (mean("ssh", "run_ms"), mean("ssh", "slices"),
+                                                     mx("ssh", "slices")), "",
+                 "0 beyond keepalives", mx("agent", "slices") <= 2 * keepalives)
+        ra = al["agent"]["pss_kb"] / al["ssh"]["pss_kb"]
+        self.row(4, "idle memory, 1 client of each: PSS (private)",
+                 "%d kB (%d kB)" % (al["agent"]["pss_kb"], al["agent"]["private_kb"]),
+                 "%d kB (%d kB)" % (al["ssh"]["pss_kb"], al["ssh"]["private_kb"]), "%.2f×" % ra,
+                 "PSS ≤ ssh's", ra <= 1.0)
+        rk = mean("agent", "pss") / mean("ssh", "pss")
+        self.row(4, "idle memory, %d clients of each: PSS per client (private)" % k,
+                 "%d kB (%d kB)" % (mean("agent", "pss"), mean("agent", "private")),
+                 "%d kB (%d kB)" % (mean("ssh", "pss"), mean("ssh", "private")), "%.2f×" % rk,
+                 "PSS ≤ ssh's", rk <= 1.0)
+        lines = ["### 4. Idle cost (%.0f s window, remote `sleep`, %d k8s-agent + %d ssh attached)" % (
+            secs, k, k), "",
+            "Counters from `/proc/PID/{stat,status,schedstat,smaps_rollup}` at the start and end of the window; "
+            "wake-ups = schedstat timeslices (every return to the CPU), memory at the end.", "",
+            "| client | CPU (schedstat run) | utime+stime | voluntary cs | schedstat slices | preemptions "
+            "| RSS | PSS | private | anon |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+        for kind in ("agent", "ssh"):
+            for i, x in enumerate(d[kind]):
+                lines.append("| %s #%d | %.2f ms | %.0f ms | %d | %d | %d | %d kB | %d kB | %d kB | %d kB |" % (
+                    "k8s-agent" if kind == "agent" else "ssh", i + 1, x["run_ms"], x["cpu_ms"], x["wakeups"],
+                    x["slices"], x["preempt"], x["rss"], x["pss"], x["private"], x["anon"]))
+        lines += ["", "Alone (one client of each attached): "
+                  + "; ".join("%s RSS %d kB, PSS %d kB, private %d kB, anon %d kB" % (
+                      "k8s-agent" if kind == "agent" else "ssh", al[kind]["rss_kb"], al[kind]["pss_kb"],
+                      al[kind]["private_kb"], al[kind]["anon_kb"]) for kind in ("agent", "ssh")) + ".",
+                  "", "k8s-agent's only timer is its SSH keepalive (ServerAliveInterval, default 30 s); "
+                  "ssh has none by default. Private memory includes file pages only this client maps "
+                  "(its own binary and libraries), which further clients of the same kind share."]
+        self.details.append("\n".join(lines))
+
+    # 5 ----------------------------------------------------------------------
+    def b5(self):
+        a, s = hyperfine_pair(self.raw, "b5_bulk")
+        info = load_json(os.path.join(self.raw, "b5_bytes.json")) or {}
+        if a is None:
+            return self.row(5, "bulk stdout throughput", "not run", "", "", "≥ 1.0×", None)
+        n = info.get("bytes", 0)
+        mib = n / (1 << 20)
+        ta, ts = stats([mib / (t / 1000) for t in a]), stats([mib / (t / 1000) for t in s])
+        r = ta["median"] / ts["median"]
+        intact = info.get("agent_bytes") == n and info.get("ssh_bytes") == n
+        self.row(5, "bulk stdout, %d MiB (MiB/s%s)" % (mib, "" if intact else "; BYTE COUNT WRONG"),
+                 fmt_ms(ta, "MiB/s"), fmt_ms(ts, "MiB/s"), "%.2f×" % r, "≥ 1.0×", r >= 1.0 and intact)
+
+    # 6 ----------------------------------------------------------------------
+    def b6(self):
+        a, s = hyperfine_pair(self.raw, "b6_mpi_hello")
+        if a is None:
+            return self.row(6, "mpirun MPI hello, 4 pods", "not run / failed", "", "", "≤ 0.8×", None)
+        sa, ss = stats(a), stats(s)
+        r = sa["median"] / ss["median"]
+        self.row(6, "`mpirun` MPI hello across 4 pods", fmt_ms(sa), fmt_ms(ss), "%.2f×" % r, "≤ 0.8×",
+                 r <= 0.8)
+
+    # 7 ----------------------------------------------------------------------
+    def b7(self):
+        ns = sorted({int(m.group(1)) for f in os.listdir(self.raw)
+                     for m in [re.match(r"b7_n(\d+)_(tree|notree)\.json$", f)] if m})
+        if not ns:
+            return self.row(7, "launch time vs N", "not run", "", "", "", None)
+        series = {}
+        for n in ns:
+            for mode in ("tree", "notree"):
+                a, s = hyperfine_pair(self.raw, "b7_n%d_%s" % (n, mode))
+                if a is not None:
+                    series[(n, mode)] = (stats(a), stats(s))
+        dat = os.path.join(self.raw, "launch_vs_n.dat")
+        with open(dat, "w") as f:
+            f.write("# N  agent_tree(med p5 p95)  ssh_tree(med p5 p95)  agent_notree(...)  ssh_notree(...)\n")
+            for n in ns:
+                cols = [str(n)]
+                for mode in ("tree", "notree"):
+                    for k in (0, 1):
+                        st = series.get((n, mode))
+                        cols += (["%.1f" % st[k][x] for x in ("median", "p5", "p95")] if st else ["NaN"] * 3)
+                f.write(" ".join(cols) + "\n")
+        lines = ["### 7. Launch time vs N pods (`mpirun -np N true`, one rank per pod)", "",
+                 "| N | spawn | k8s-agent | ssh | ratio |", "|---|---|---|---|---|"]
+        for n in ns:
+            for mode in ("tree", "notree"):
+                st = series.get((n, mode))
+                if st:
+                    lines.append("| %d | %s | %s | %s | %.2f× |" % (
+                        n, "tree" if mode == "tree" else "no_tree_spawn", fmt_ms(st[0]), fmt_ms(st[1]),
+                        st[0]["median"] / st[1]["median"]))
+        lines += ["", "Per-host cost (least-squares slope of the median over N, N = %s):" %
+                  ", ".join(map(str, ns)), "", "| spawn | k8s-agent | ssh |", "|---|---|---|"]
+        for mode in ("tree", "notree"):
+            slopes = []
+            for k in (0, 1):
+                pts = [(n, series[(n, mode)][k]["median"]) for n in ns if (n, mode) in series]
+                slopes.append(slope(pts))
+            lines.append("| %s | %s | %s |" % ("tree" if mode == "tree" else "no_tree_spawn",
+                                                 *("%.1f ms/host" % x if x == x else "—" for x in slopes)))
+            sa, ss = slopes
+            if sa == sa and ss == ss:
+                self.row(7, "launch cost per extra pod (%s, N=%s)" % (
+                    "tree spawn" if mode == "tree" else "no_tree_spawn", "..".join(map(str, (ns[0], ns[-1])))),
+                    "%.1f ms/host" % sa, "%.1f ms/host" % ss, "%.2f×" % (sa / ss if ss else float("nan")),
+                    "", None)
+        png = self.plot(dat)
+        if png:
+            lines += ["", "![launch time vs N](%s)" % os.path.basename(png)]
+        self.details.append("\n".join(lines))
+
+    def plot(self, dat):
+        if not shutil.which("gnuplot"):
+            return None
+        png = os.path.join(self.out, "launch_vs_n.png")
+        title = "mpirun launch time vs pods — %s, %s cores, %s" % (
+            self.meta.get("date", "?"), self.meta.get("nproc", "?"), self.meta.get("cpu", "?"))
+        script = r"""
+set terminal pngcairo size 960,600 font ",11" noenhanced
+set output '%(png)s'
+set title '%(title)s'
+set xlabel 'worker pods N (one rank each)'
+set ylabel 'mpirun -np N true, median (ms); bars p5-p95'
+set logscale x 2
+set xtics (4, 8, 16, 32, 64)
+set key top left
+set grid
+plot '%(dat)s' u 1:2:3:4 w yerrorlines lw 2 lc rgb '#1f77b4' t 'k8s-agent, tree spawn', \
+     '' u 1:5:6:7 w yerrorlines lw 2 lc rgb '#d62728' t 'ssh, tree spawn', \
+     '' u 1:8:9:10 w yerrorlines lw 2 dt 2 lc rgb '#1f77b4' t 'k8s-agent, no_tree_spawn', \
+     '' u 1:11:12:13 w yerrorlines lw 2 dt 2 lc rgb '#d62728' t 'ssh, no_tree_spawn'
+""" % {"png": png, "title": title.replace("'", ""), "dat": dat}
+        for term in ("pngcairo size 960,600 font \",11\" noenhanced", "png size 960,600 noenhanced"):
+            s = re.sub(r"set terminal .*", "set terminal " + term, script, count=1)
+            r = subprocess.run(["gnuplot"], input=s, text=True, capture_output=True)
+            if r.returncode == 0 and os.path.exists(png):
+                return png
+        sys.stderr.write("gnuplot failed: %s\n" % r.stderr)
+        return None
+
+    def write(self):
+        m = self.meta
+        head = [
+            "# k8s-agent vs OpenSSH: benchmark results", "",
+            "%s · %s mode · %s × %s, %s MB RAM, kernel %s · load at start %s" % (
+                m.get("date", "?"), m.get("mode", "?"), m.get("nproc", "?"), m.get("cpu", "?"),
+                m.get("mem_total_mb", "?"), m.get("kernel", "?"), m.get("load_at_start", "?")),
+            "%s · libssh2 %s · %s · commit %s" % (m.get("openssh", "?"), m.get("libssh2", "?"),
+                                                  m.get("openmpi", "?"), m.get("commit", "?")), "",
+            "Medians with p5/p95 over the runs; ratio = k8s-agent / ssh (for throughput: agent MiB/s ÷ ssh "
+            "MiB/s), both measured in the same run on the same bed (`bench/run.sh`). Clients run in the "
+            "launcher pod; ssh is `ssh -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null "
+            "-o BatchMode=yes` (default kex), k8s-agent uses in-cluster credentials and strict known_hosts.",
+            "",
+            "| # | measurement | k8s-agent | ssh | ratio | target | |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in self.rows:
+            head.append("| " + " | ".join(str(x) for x in r) + " |")
+        text = "\n".join(head) + "\n\n" + "\n\n".join(self.details) + "\n"
+        with open(os.path.join(self.out, "latest.md"), "w") as f:
+            f.write(text)
+        with open(os.path.join(self.raw, "summary.csv"), "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["bench", "measurement", "agent", "ssh", "ratio", "target", "verdict"])
+            for r in self.csv:
+                w.writerow([re.sub(r"</?sub>", "", str(x)) for x in r])
+        return text
+
+
+def slope(pts):
+    if len(pts) < 2:
+        return float("nan")
+    n = len(pts)
+    mx = sum(p[0] for p in pts) / n
+    my = sum(p[1] for p in pts) / n
+    den = sum((p[0] - mx) ** 2 for p in pts)
+    return sum((p[0] - mx) * (p[1] - my) for p in pts) / den if den else float("nan")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__, file=sys.stderr)
+        return 64
+    rep = Report(sys.argv[1], sys.argv[2])
+    for b in (rep.b1, rep.b2, rep.b3, rep.b4, rep.b5, rep.b6, rep.b7):
+        try:
+            b()
+        except Exception as e:  # one broken input must not hide the others
+            rep.row("?", "%s: report error %s" % (b.__name__, e), "", "", "", "", None)
+    print(rep.write())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

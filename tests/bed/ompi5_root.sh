@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds and caches a Debian 13 (trixie) root with Open MPI 5 (PRRTE) for the e2e bed's "Open MPI 5" pods.
+#
+# usage: ompi5_root.sh ensure   print the root's path, building it first if it is missing or broken
+#        ompi5_root.sh path     print the path it would use (no build)
+#        ompi5_root.sh check    exit 0 if the cached root is complete
+# Exit: 0 ok, 1 failure, 77 the Debian mirror cannot be reached (only while building; a complete cached root
+# never needs the network).
+#
+# The root lives OUTSIDE the clone in $K8S_OMPI5_CACHE (default /var/cache/k8s-agent), in a directory named
+# after a hash of the recipe below (the "version stamp"): change the recipe and a new root is built beside the
+# old one. Building happens in a temporary directory on the same file system, under an exclusive flock, and
+# the finished root is renamed into place, so a killed build never leaves a half root under the final name and
+# two concurrent runs never build into the same directory. debootstrap and apt run in a private mount
+# namespace: the /proc, /sys and /dev mounts they make inside the root vanish with them, even on SIGKILL.
+# Only debootstrap and apt talk to the network, to the mirror this machine's apt uses.
+set -uo pipefail
+
+: "${K8S_OMPI5_CACHE:=/var/cache/k8s-agent}"
+: "${K8S_OMPI5_MIRROR:=http://deb.debian.org/debian}"
+OMPI5_SUITE=trixie
+# Packages of the "pod image": Open MPI 5 runtime + mpicc (gcc, libc6-dev) + the pods' sshd.
+OMPI5_PACKAGES="openmpi-bin libopenmpi-dev gcc libc6-dev openssh-server"
+# Anything that changes the resulting root belongs in the recipe string (and so in the stamp).
+OMPI5_RECIPE="v1 suite=$OMPI5_SUITE variant=minbase packages=$OMPI5_PACKAGES no-recommends"
+OMPI5_KEY="$(printf '%s' "$OMPI5_RECIPE" | sha256sum | cut -c1-12)"
+OMPI5_ROOT="$K8S_OMPI5_CACHE/trixie-ompi5-$OMPI5_KEY"
+OMPI5_STAMP=".k8s-agent-ompi5-stamp"
+
+log() { printf '[ompi5-root %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# A complete root: the stamp written last by the build matches, and the tools the scenario runs exist.
+ompi5_check() {
+  local r="$1" f
+  [[ "$(cat "$r/$OMPI5_STAMP" 2>/dev/null)" == "$OMPI5_RECIPE" ]] || return 1
+  for f in usr/bin/prterun usr/bin/prted usr/bin/mpirun usr/bin/mpicc usr/bin/gcc usr/sbin/sshd bin/sh \
+    etc/openmpi/prte-mca-params.conf etc/hosts etc/resolv.conf; do
+    [[ -e "$r/$f" ]] || return 1
+  done
+  return 0
+}
+
+# Is the mirror reachable at all? Decides "skip" (no network) versus "fail" (a real build error).
+mirror_reachable() {
+  curl -sSf --max-time 20 -o /dev/null "$K8S_OMPI5_MIRROR/dists/$OMPI5_SUITE/Release" 2>/dev/null
+}
+
+# Runs in a private mount namespace (see the header): debootstrap, then apt-get inside the new root.
+build_into() {
+  local t="$1"
+  unshare --mount --propagation private bash -euo pipefail -c '
+    t="$1" mirror="$2" suite="$3" pkgs="$4"
+    debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
+      "$suite" "$t" "$mirror"
+    # No service may start inside the root while packages are installed (openssh-server would).
+    printf "#!/bin/sh\nexit 101\n" >"$t/usr/sbin/policy-rc.d"
+    chmod 755 "$t/usr/sbin/policy-rc.d"
+    mount -t proc proc "$t/proc"
+    chroot "$t" env DEBIAN_FRONTEND=noninteractive LC_ALL=C apt-get update -q
+    # shellcheck disable=SC2086
+    chroot "$t" env DEBIAN_FRONTEND=noninteractive LC_ALL=C apt-get install -y -q --no-install-recommends $pkgs
+    chroot "$t" apt-get clean
+    umount "$t/proc"
+    rm -f "$t/usr/sbin/policy-rc.d"
+    # Files the bed bind-mounts over must exist as mount points.
+    mkdir -p "$t/etc/openmpi" "$t/run/sshd"
+    touch "$t/etc/hosts" "$t/etc/resolv.conf" "$t/etc/openmpi/prte-mca-params.conf"
+  ' build "$t" "$K8S_OMPI5_MIRROR" "$OMPI5_SUITE" "$OMPI5_PACKAGES"
+}
+
+ompi5_ensure() {
+  local lockfd t old rc
+  [[ $EUID -eq 0 ]] || {
+    log "needs root"
+    return 1
+  }
+  mkdir -p "$K8S_OMPI5_CACHE" || return 1
+  exec {lockfd}>"$K8S_OMPI5_CACHE/trixie-ompi5.lock"
+  if ! flock -w 1500 "$lockfd"; then
+    log "lock $K8S_OMPI5_CACHE/trixie-ompi5.lock busy for 25 min"
+    return 1
+  fi
+  if ompi5_check "$OMPI5_ROOT"; then
+    printf '%s\n' "$OMPI5_ROOT"
+    return 0
+  fi
+  # Under the lock any temporary build dir is a leftover of a killed build.
+  for t in "$K8S_OMPI5_CACHE"/.build-trixie-ompi5.*; do
+    [[ -d "$t" ]] && rm -rf --one-file-system "$t"
+  done
+  command -v debootstrap >/dev/null || {
+    log "debootstrap missing: apt-get install debootstrap"
+    return 1
+  }
+  if ! mirror_reachable; then
+    log "Debian mirror $K8S_OMPI5_MIRROR unreachable (no network?): cannot build the trixie root"
+    return 77
+  fi
+  t="$(mktemp -d "$K8S_OMPI5_CACHE/.build-trixie-ompi5.XXXXXX")" || return 1
+  chmod 755 "$t"
+  log "building $OMPI5_SUITE + $OMPI5_PACKAGES in $t (several minutes; log $t.log)"
+  local t0=$SECONDS
+  build_into "$t" >"$t.log" 2>&1
+  rc=$?
+  if ((rc != 0)) || ! printf '%s' "$OMPI5_RECIPE" >"$t/$OMPI5_STAMP" || ! ompi5_check "$t"; then
+    tail -n 25 "$t.log" >&2
+    rm -rf --one-file-system "$t"
+    if ! mirror_reachable; then
+      log "Debian mirror $K8S_OMPI5_MIRROR became unreachable during the build"
+      rm -f "$t.log"
+      return 77
+    fi
+    log "building the trixie root failed (exit $rc); log kept in $t.log"
+    return 1
+  fi
+  mv "$t.log" "$t/.build.log"
+  # A broken root of the same recipe is moved aside first (rename cannot replace a non-empty dir).
+  if [[ -e "$OMPI5_ROOT" ]]; then
+    old="$K8S_OMPI5_CACHE/.build-trixie-ompi5.broken.$$"
+    mv "$OMPI5_ROOT" "$old" && rm -rf --one-file-system "$old"
+  fi
+  mv "$t" "$OMPI5_ROOT" || return 1
+  log "built $OMPI5_ROOT in $((SECONDS - t0)) s"
+  printf '%s\n' "$OMPI5_ROOT"
+}
+
+case "${1:-}" in
+ensure) ompi5_ensure ;;
+path) printf '%s\n' "$OMPI5_ROOT" ;;
+check) ompi5_check "$OMPI5_ROOT" ;;
+*)
+  sed -n '3,8p' "$0" >&2
+  exit 2
+  ;;
+esac

@@ -244,6 +244,8 @@ bench2() {
     until [[ -f "$RAW/b2.listen.armed" ]]; do
       ((SECONDS < deadline)) && kill -0 "$ppid" 2>/dev/null || {
         say "  run $run: listen poller did not arm"
+        kill "$ppid" 2>/dev/null
+        wait "$ppid"
         continue 2
       }
       sleep 0.01

@@ -10,7 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-k8s_agent_install_deps mpich libmpich-dev
+# MPICH and a Debian 13 root (Open MPI 5) serve the e2e scenarios 11 and 13.
+k8s_agent_install_deps mpich libmpich-dev debootstrap
 
 preset=default
 if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi

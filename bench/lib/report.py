@@ -118,8 +118,8 @@ class Report:
         sr = stats(ready)
         lines = [
             "### 2. Readiness detection (%d runs)" % len(remote_a), "",
-            "Pod `w-1` is Running in the API while its sshd is stopped; `k8s-agent w-1 'date +%s%N'` and "
-            "`ssh -o ConnectionAttempts=10 IP 'date +%s%N'` start together, sshd starts 300–800 ms later "
+            "Pod `w-1` is Running in the API while its sshd is stopped; `k8s-agent w-1 'date +%%s%%N'` and "
+            "`ssh -o ConnectionAttempts=10 IP 'date +%%s%%N'` start together, sshd starts 300–800 ms later "
             "(random). T = first sight of sshd's LISTEN socket in `/proc/net/tcp` of the pod's netns, polled "
             "every 1 ms (poll gap p95 %.1f ms: T is late by at most that). Times from T:" % pct(res, 95), "",
             "| from T to | p50 | p95 | min | max |", "|---|---|---|---|---|",

@@ -4,6 +4,7 @@
 #include "plugin/kube/api_status.h"
 
 #include "plugin/base/strings.h"
+#include "plugin/kube/json_depth.h"
 
 namespace k8s_agent::kube {
 
@@ -61,7 +62,10 @@ Status StatusFromApiObject(const nlohmann::json& object, int http_status) {
 }
 
 Status StatusFromApiResponse(int http_status, std::string_view body) {
-  nlohmann::json object = nlohmann::json::parse(body, nullptr, false);
+  nlohmann::json object;
+  if (CheckJsonDepth(body).ok()) {
+    object = nlohmann::json::parse(body, nullptr, false);
+  }
   if (!object.is_discarded() && object.is_object()) {
     auto kind = object.find("kind");
     if (kind != object.end() && kind->is_string() && *kind == "Status") {

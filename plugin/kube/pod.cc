@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugin/base/strings.h"
+#include "plugin/kube/json_depth.h"
 #include "plugin/kube/pod_json.h"
 
 namespace k8s_agent::kube {
@@ -240,6 +241,7 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
 }
 
 StatusOr<Pod> Pod::FromJson(std::string_view json_text) {
+  K8S_RETURN_IF_ERROR(CheckJsonDepth(json_text).WithContext("pod JSON"));
   json value = json::parse(json_text, nullptr, false);
   if (value.is_discarded()) {
     return InternalError("malformed pod JSON: \"" + Printable(json_text, 120) +
@@ -251,6 +253,7 @@ StatusOr<Pod> Pod::FromJson(std::string_view json_text) {
 }
 
 StatusOr<PodList> PodList::FromJson(std::string_view json_text) {
+  K8S_RETURN_IF_ERROR(CheckJsonDepth(json_text).WithContext("pod list JSON"));
   json value = json::parse(json_text, nullptr, false);
   if (value.is_discarded() || !value.is_object()) {
     return InternalError("malformed pod list JSON: \"" +

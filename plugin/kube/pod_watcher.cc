@@ -219,7 +219,13 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
 }
 
 void PodWatcher::OnWatchEvent(const WatchEvent& event) {
-  ++events_in_watch_;
+  // A bookmark that repeats the resourceVersion we hold is no progress: a
+  // server (or proxy) answering every watch with one and closing must hit
+  // the very-short-watch backoff, not a tight re-watch loop.
+  if (event.type != WatchEvent::Type::kBookmark ||
+      event.pod.resource_version != resource_version_) {
+    ++events_in_watch_;
+  }
   if (event.type == WatchEvent::Type::kError) {
     // Same classification as an HTTP status (rule 4): 410 relists.
     call_.reset();

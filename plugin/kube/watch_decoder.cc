@@ -7,6 +7,7 @@
 
 #include "plugin/base/strings.h"
 #include "plugin/kube/api_status.h"
+#include "plugin/kube/json_depth.h"
 #include "plugin/kube/pod_json.h"
 
 namespace k8s_agent::kube {
@@ -21,6 +22,11 @@ std::string Excerpt(std::string_view line) {
 }  // namespace
 
 StatusOr<WatchEvent> ParseWatchEvent(std::string_view line) {
+  Status depth = CheckJsonDepth(line);
+  if (!depth.ok()) {
+    return InternalError("malformed watch event: " + depth.message() + " " +
+                         Excerpt(line));
+  }
   nlohmann::json value = nlohmann::json::parse(line, nullptr, false);
   if (value.is_discarded() || !value.is_object()) {
     return InternalError("malformed watch event " + Excerpt(line));

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 
 #include "plugin/base/log.h"
@@ -81,6 +82,25 @@ bool IsReadableFile(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          ::access(path.c_str(), R_OK) == 0;
+}
+
+// ssh refuses a private key that group or others may access ("UNPROTECTED
+// PRIVATE KEY FILE!"). k8s-agent warns and still uses it: a Kubernetes
+// Secret volume is 0644 unless defaultMode says otherwise, the pod is the
+// only reader of that tmpfs, and refusing would break the common setup.
+void WarnIfUnprotected(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || st.st_uid != ::getuid() ||
+      (st.st_mode & 077) == 0) {
+    return;
+  }
+  char mode[8];
+  std::snprintf(mode, sizeof(mode), "%04o", st.st_mode & 07777);
+  LogWarning("UNPROTECTED PRIVATE KEY FILE: permissions " + std::string(mode) +
+             " for " + path +
+             " are too open (ssh would ignore this key; k8s-agent uses it). "
+             "Make it readable by its owner only (chmod 600, or "
+             "defaultMode: 0400 on the Secret volume)");
 }
 
 // "~/x" and "%d/x" are the home directory, as in ssh_config.
@@ -316,6 +336,7 @@ ResolvedSshOptions Resolve(const SshOptions& options) {
     for (const std::string& f : options.identity_files) {
       std::string path = ExpandPath(f, home);
       if (IsReadableFile(path)) {
+        WarnIfUnprotected(path);
         r.identity_files.push_back(path);
       } else {
         LogWarning("identity file " + path + " not accessible; skipped");
@@ -324,7 +345,10 @@ ResolvedSshOptions Resolve(const SshOptions& options) {
   } else {
     for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
       std::string path = home + "/.ssh/" + name;
-      if (IsReadableFile(path)) r.identity_files.push_back(path);
+      if (IsReadableFile(path)) {
+        WarnIfUnprotected(path);
+        r.identity_files.push_back(path);
+      }
     }
   }
 

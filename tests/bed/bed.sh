@@ -216,6 +216,7 @@ cd /
 
 # The `sh -c` script of a pod process: the prologue for the current mode, then the shell words PRE, then
 # `exec CMD` (CMD a shell snippet; $1.. are the prologue's positional parameters), inside BED_CHROOT if set.
+# shellcheck disable=SC2016 # the snippets are expanded by the pod's sh
 bed_pod_script() {
   if [[ -z "${BED_CHROOT:-}" ]]; then
     printf '%s%s\nexec %s' "$BED_POD_PROLOGUE" "$1" "$2"
@@ -379,6 +380,7 @@ bed_sshd_spawn() {
   local name="$1" d="$BED_DIR/sshd/$1"
   [[ -f "$d/sshd.pid" ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null && return 0
   rm -f "$d/sshd.pid"
+  # shellcheck disable=SC2016 # expanded by the pod's sh
   ip netns exec "$(bed_netns "$name")" unshare --uts --mount --propagation private \
     sh -c "$(bed_pod_script : '/usr/sbin/sshd -D -e -f "$4"')" sh "$name" "$BED_DIR" "$BED_DIR/home" \
     "$d/sshd_config" >>"$BED_DIR/log/sshd-$name.log" 2>&1 </dev/null &

@@ -5,8 +5,8 @@
 # usage: ompi5_root.sh ensure   print the root's path, building it first if it is missing or broken
 #        ompi5_root.sh path     print the path it would use (no build)
 #        ompi5_root.sh check    exit 0 if the cached root is complete
-# Exit: 0 ok, 1 failure, 77 the Debian mirror cannot be reached (only while building; a complete cached root
-# never needs the network).
+# Exit: 0 ok, 1 failure, 77 the root must be built but cannot be here: the Debian mirror is unreachable or
+# debootstrap is not installed (a complete cached root needs neither).
 #
 # The root lives OUTSIDE the clone in $K8S_OMPI5_CACHE (default /var/cache/k8s-agent), in a directory named
 # after a hash of the recipe below (the "version stamp"): change the recipe and a new root is built beside the
@@ -30,7 +30,7 @@ OMPI5_STAMP=".k8s-agent-ompi5-stamp"
 
 log() { printf '[ompi5-root %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-# A complete root: the stamp written last by the build matches, and the tools the scenario runs exist.
+# A complete root: the stamp written last by the build matches, the tools the scenario runs exist and run.
 ompi5_check() {
   local r="$1" f
   [[ "$(cat "$r/$OMPI5_STAMP" 2>/dev/null)" == "$OMPI5_RECIPE" ]] || return 1
@@ -38,7 +38,8 @@ ompi5_check() {
     etc/openmpi/prte-mca-params.conf etc/hosts etc/resolv.conf; do
     [[ -e "$r/$f" ]] || return 1
   done
-  return 0
+  # The binaries load (no library lost): Open MPI 5 answers for itself.
+  chroot "$r" /usr/bin/mpirun --version 2>/dev/null | grep -q '^mpirun (Open MPI) 5\.'
 }
 
 # Is the mirror reachable at all? Decides "skip" (no network) versus "fail" (a real build error).
@@ -49,6 +50,7 @@ mirror_reachable() {
 # Runs in a private mount namespace (see the header): debootstrap, then apt-get inside the new root.
 build_into() {
   local t="$1"
+  # shellcheck disable=SC2016 # the script expands its own positional parameters
   unshare --mount --propagation private bash -euo pipefail -c '
     t="$1" mirror="$2" suite="$3" pkgs="$4"
     debootstrap --variant=minbase --keyring=/usr/share/keyrings/debian-archive-keyring.gpg \
@@ -90,8 +92,8 @@ ompi5_ensure() {
     [[ -d "$t" ]] && rm -rf --one-file-system "$t"
   done
   command -v debootstrap >/dev/null || {
-    log "debootstrap missing: apt-get install debootstrap"
-    return 1
+    log "debootstrap missing (apt-get install debootstrap): cannot build the trixie root"
+    return 77
   }
   if ! mirror_reachable; then
     log "Debian mirror $K8S_OMPI5_MIRROR unreachable (no network?): cannot build the trixie root"

@@ -9,6 +9,9 @@
 #                                 # DIR/apiserver.pid, DIR/port; log DIR/apiserver.log
 #   fake_apiserver_control DIR METHOD PATH [JSON]   # curl the /_control API
 #   fake_apiserver_stop DIR       # kills the pid in DIR/apiserver.pid
+#   fake_apiserver_restart DIR [args...]
+#                                 # stop, then start again on the SAME port
+#                                 # (same certs and token): a restarted server
 # Extra SANs: FAKE_APISERVER_SAN="IP:10.233.0.3,DNS:kubernetes.default.svc".
 # Defaults: --bind 127.0.0.1 --port 0 (ephemeral).
 
@@ -86,4 +89,14 @@ fake_apiserver_stop() {
     wait "$pid" 2>/dev/null
   fi
   rm -f "$dir/apiserver.pid"
+}
+
+fake_apiserver_restart() {
+  local dir=$1; shift
+  local port
+  port=$(cat "$dir/port") || return 1
+  fake_apiserver_stop "$dir"
+  # The last --port wins in argparse; allow_reuse_address lets the new
+  # server bind while old connections sit in TIME_WAIT.
+  fake_apiserver_start "$dir" --port "$port" "$@"
 }

@@ -237,6 +237,36 @@ TEST_F(PodWatcherTest, BookmarkMovesRvOnly) {
   ExpectWatchFrom("99");
 }
 
+TEST_F(PodWatcherTest, EndlessBookmarksInOneWatchStayBounded) {
+  StartWatchingAt("5");
+  std::string chunk;
+  for (int i = 0; i < 1000; ++i) chunk += Bookmark(std::to_string(100 + i));
+  for (int round = 0; round < 100; ++round) transport_.Data(0, chunk);
+  // 100000 bookmarks: no request, no notification, nothing buffered.
+  EXPECT_EQ(transport_.size(), 1u);
+  EXPECT_EQ(changes_, 0);
+  EXPECT_EQ(watcher_.state(), State::kWatching);
+  EXPECT_EQ(watcher_.pod()->resource_version, "5");
+  clock_.Advance(seconds(2));
+  transport_.Done(0);
+  ExpectWatchFrom("1099");
+}
+
+TEST_F(PodWatcherTest, ShortWatchWithOnlyAStaleBookmarkBacksOff) {
+  // A server answering each watch with a bookmark at the RV we already
+  // hold and closing at once: no progress, so no tight re-watch loop.
+  StartWatchingAt("5");
+  transport_.Data(0, Bookmark("5"));
+  clock_.Advance(milliseconds(100));
+  transport_.Done(0);
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_EQ(transport_.size(), 1u);
+  clock_.Advance(seconds(1));
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+}
+
 TEST_F(PodWatcherTest, UnauthorizedReloadsTokenOnceThenFails) {
   watcher_.Start(RunningPod("5"), "5", clock_.Now());
   transport_.Respond(0, 401, StatusBody(401, "Unauthorized"));

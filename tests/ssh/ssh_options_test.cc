@@ -7,16 +7,20 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
+#include "plugin/base/log.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::ssh {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(ApplySshOptionTest, KeysAreCaseInsensitiveAndFirstValueWins) {
   SshOptions o;
@@ -200,6 +204,53 @@ TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
   EXPECT_EQ(r.known_hosts_files[0], home_ + "/kh");
   EXPECT_GT(r.connect_timeout, std::chrono::hours(1));  // 0 = no timeout.
   EXPECT_FALSE(r.user.empty());
+}
+
+}  // namespace
+}  // namespace k8s_agent::ssh
+
+namespace k8s_agent::ssh {
+namespace {
+
+// Runs Resolve with the log captured in a temp file; returns the log.
+std::string ResolveLog(const SshOptions& o, ResolvedSshOptions* r) {
+  char path[] = "/tmp/ssh-resolve-log-XXXXXX";
+  int fd = ::mkstemp(path);
+  SetLogFd(fd);
+  *r = Resolve(o);
+  SetLogFd(2);
+  ::close(fd);
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  ::unlink(path);
+  return text;
+}
+
+TEST_F(ResolveTest, KeyReadableByOthersWarnsLikeSshButIsUsed) {
+  Touch("open_key");
+  Touch("closed_key");
+  ::chmod((home_ + "/open_key").c_str(), 0644);
+  ::chmod((home_ + "/closed_key").c_str(), 0600);
+  SshOptions o;
+  o.identity_files = {"~/open_key", "~/closed_key"};
+  ResolvedSshOptions r;
+  std::string log = ResolveLog(o, &r);
+  EXPECT_THAT(r.identity_files,
+              ElementsAre(home_ + "/open_key", home_ + "/closed_key"));
+  EXPECT_THAT(log, HasSubstr("UNPROTECTED PRIVATE KEY FILE: permissions 0644 "
+                             "for " +
+                             home_ + "/open_key"));
+  EXPECT_THAT(log, Not(HasSubstr("closed_key")));
+}
+
+TEST_F(ResolveTest, MissingKeyFileWarnsAndIsSkipped) {
+  SshOptions o;
+  o.identity_files = {"/nonexistent/key"};
+  ResolvedSshOptions r;
+  std::string log = ResolveLog(o, &r);
+  EXPECT_TRUE(r.identity_files.empty());
+  EXPECT_THAT(log, HasSubstr("identity file /nonexistent/key not accessible"));
 }
 
 }  // namespace

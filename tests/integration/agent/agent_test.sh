@@ -12,8 +12,14 @@ source "$HERE/../../fake_apiserver/fake_apiserver_lib.sh"
 
 T=$(mktemp -d /tmp/k8s-agent-it.XXXXXX)
 AFTER_PIDS=()
+STOPPED_PIDS=()
+AGENT_PID=
 cleanup() {
   for p in "${AFTER_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  [ -n "${AGENT_PID:-}" ] && { kill -9 "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; }
+  # Processes a scenario stopped or left behind on purpose, by pid.
+  for p in ${STOPPED_PIDS[@]+"${STOPPED_PIDS[@]}"}; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+  [ -s "$T/remote.pid" ] && kill -9 "$(cat "$T/remote.pid")" 2>/dev/null
   # sshd may have been started from a background subshell: its pid is in
   # a file, and it is killed by pid, never by name.
   local pid
@@ -89,6 +95,46 @@ SSH_ARGS=(-p "$SSH_PORT" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/kn
 run_agent() {  # run_agent ARGS... ; sets RC
   "$AGENT" "${SSH_ARGS[@]}" "$@" > "$T/out" 2> "$T/err"
   RC=$?
+}
+run_agent_bg() {  # run_agent_bg ARGS... ; sets AGENT_PID
+  "$AGENT" "${SSH_ARGS[@]}" "$@" > "$T/out" 2> "$T/err" &
+  AGENT_PID=$!
+}
+wait_agent() {  # wait_agent SECONDS: sets RC (124 and kills it on timeout)
+  local i
+  for i in $(seq 1 $(( $1 * 20 ))); do
+    kill -0 "$AGENT_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  if kill -0 "$AGENT_PID" 2>/dev/null; then
+    kill -9 "$AGENT_PID"; wait "$AGENT_PID" 2>/dev/null; AGENT_PID=; RC=124
+    return
+  fi
+  wait "$AGENT_PID"; RC=$?; AGENT_PID=
+}
+wait_for() {  # wait_for SECONDS CMD...: poll CMD every 50 ms
+  local i
+  for i in $(seq 1 $(( $1 * 20 ))); do "${@:2}" && return 0; sleep 0.05; done
+  return 1
+}
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# The remote command of the mid-command scenarios records its pid so that
+# the test can check it ended, and clean it up by pid if it did not.
+REMOTE_SLEEP='echo $$ > '"$T"'/remote.pid; exec sleep 30'
+remote_started() { [ -s "$T/remote.pid" ]; }
+remote_alive() { kill -0 "$(cat "$T/remote.pid")" 2>/dev/null; }
+# Per-connection sshd processes: children of the listener (by pid).
+sshd_sessions() { pgrep -P "$(cat "$T/sshd.pid")"; }
+wait_watching() {  # wait_watching N: until N WATCH requests were counted
+  wait_for 10 watches_at_least "$1" || fail "never saw $1 watch(es)"
+}
+watches_at_least() {
+  local n
+  n=$(fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(sum(v for k,v in json.load(sys.stdin)["requests"].items() if k.startswith("WATCH")))') || return 1
+  [ "$n" -ge "$1" ]
+}
+count_of() {  # count_of VERB: requests with that verb since the last reset
+  fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(sum(v for k,v in json.load(sys.stdin)["requests"].items() if k.startswith(sys.argv[1] + " ")))' "$1"
 }
 trace_has() { grep -q "\"event\":\"$1\"" "$T/trace.jsonl" || fail "no $1 in trace"; }
 after() {  # after SECONDS CMD...: run a control step later, in the background
@@ -300,6 +346,213 @@ hostfile-timeout)
   [ ! -s "$T/out" ] || fail "printed a partial hostfile"
   grep -q 'timed out after 1.0s waiting for 3 pods matching role=worker in namespace default: 1 of 3 qualify, only 2 pod(s) exist; not ready: w-1: Pending: ImagePullBackOff' "$T/err" || fail "message: $(cat "$T/err")"
   ok "$(cat "$T/err")"
+  ;;
+api-restart)
+  # The API server goes away while the agent watches, and a new one comes
+  # up on the same address (same CA, token and pods): the agent resumes.
+  start_sshd
+  printf '[{"name":"w-0","phase":"Pending"}]' > "$T/pods.json"
+  pod w-0 '{"phase":"Pending"}'
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 20s w-0 echo resumed
+  wait_watching 1
+  fake_apiserver_restart "$T/api" --pods "$T/pods.json" || fail "restart"
+  sleep 0.5  # let the agent see the refused connections and back off
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
+  ok "resumed against the restarted server: $(tr '\n' ' ' < "$T/err")"
+  ;;
+watch-drops)
+  # Every watch is cut after ~0.5 s while the pod goes Pending -> Running.
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 20s w-0 echo through
+  wait_watching 1
+  t0=$(date +%s%N)
+  for i in 1 2 3 4; do sleep 0.5; api POST /_control/faults '{"drop_watches":true}'; done
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  api POST /_control/faults '{"drop_watches":true}'
+  wait_agent 15
+  ms=$(ms_since $t0)
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = through ] || fail "stdout"
+  w=$(count_of WATCH)
+  [ "$w" -ge 3 ] || fail "expected re-watches after drops, got $w watches"
+  [ $ms -lt 6000 ] || fail "Running seen after $ms ms"
+  ok "$w watches across 5 drops, done after $ms ms"
+  ;;
+expired-resume)
+  # The watch drops and its resourceVersion has been compacted away: the
+  # resume gets 410 Gone, the agent re-reads the pod and watches anew.
+  start_sshd
+  pod w-0 '{"phase":"Pending"}'
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 20s w-0 echo relisted
+  wait_watching 1
+  pod w-1 '{"phase":"Pending"}'  # moves the RV on, so compaction bites
+  api POST /_control/faults '{"compact":true}'
+  api POST /_control/faults '{"drop_watches":true}'
+  wait_watching 2
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = relisted ] || fail "stdout"
+  g=$(( $(count_of GET) + $(count_of LIST) ))
+  [ "$g" -ge 2 ] || fail "expected a re-read after 410, got $g GET/LIST"
+  ok "$g reads, $(count_of WATCH) watches"
+  ;;
+retry-after)
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/faults '{"status":429,"count":1,"retry_after":2,"method":"GET"}'
+  t0=$(date +%s%N)
+  run_agent --timeout 20s w-0 echo later
+  ms=$(ms_since $t0)
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = later ] || fail "stdout"
+  [ $ms -ge 2000 ] || fail "came back after $ms ms, before Retry-After 2 s"
+  [ $ms -lt 6000 ] || fail "took $ms ms"
+  ok "waited $ms ms for Retry-After: 2"
+  ;;
+burst-500)
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/faults '{"status":500,"count":3,"method":"GET"}'
+  api POST /_control/stats/reset
+  t0=$(date +%s%N)
+  run_agent --timeout 20s w-0 echo survived
+  ms=$(ms_since $t0)
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = survived ] || fail "stdout"
+  [ "$(count_of GET)" -ge 4 ] || fail "expected 3 failed GETs and one good, got $(count_of GET)"
+  [ $ms -lt 10000 ] || fail "took $ms ms"
+  ok "3 x 500 then success in $ms ms"
+  ;;
+slow-api)
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/faults '{"delay_ms":1500,"count":1,"method":"GET"}'
+  t0=$(date +%s%N)
+  run_agent --timeout 20s w-0 echo patient
+  ms=$(ms_since $t0)
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = patient ] || fail "stdout"
+  [ $ms -ge 1500 ] || fail "$ms ms: the delay did not apply"
+  ok "1.5 s answer accepted, $ms ms in all"
+  ;;
+token-rotation)
+  # The kubelet rewrites the projected token (atomically, by rename); the
+  # server then rejects the old one. The agent must pick up the new file.
+  start_sshd
+  pod w-0 '{"phase":"Pending"}'
+  api POST /_control/stats/reset
+  old=$(cat "$T/api/token")
+  run_agent_bg --timeout 20s w-0 echo rotated
+  wait_watching 1
+  printf 'fake-token-rotated-%s' "$(openssl rand -hex 8)" > "$T/api/token.new"
+  mv "$T/api/token.new" "$T/api/token"
+  api POST /_control/faults '{"drop_watches":true}'
+  wait_watching 2
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = rotated ] || fail "stdout"
+  grep -q "$old\|$(cat "$T/api/token")" "$T/err" "$T/trace.jsonl" && fail "token leaked"
+  ok "new token used after rotation"
+  ;;
+user-key-unauthorized)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  : > "$T/ssh/authorized_keys"
+  start_sshd
+  t0=$(date +%s%N)
+  run_agent --timeout 10s w-0 true
+  ms=$(ms_since $t0)
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'root' "$T/err" || fail "user not named: $(cat "$T/err")"
+  grep -q "$T/ssh/id_ed25519" "$T/err" || fail "key not named: $(cat "$T/err")"
+  [ $ms -lt 5000 ] || fail "took $ms ms: an auth refusal is not worth retrying until the timeout"
+  ok "$ms ms: $(cat "$T/err")"
+  ;;
+sshd-killed)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent_bg w-0 "$REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote command never started"
+  sessions=$(sshd_sessions)
+  [ -n "$sessions" ] || fail "no sshd session process"
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086
+  kill -9 $sessions "$(cat "$T/sshd.pid")"
+  wait_agent 10
+  ms=$(ms_since $t0)
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
+  [ $ms -lt 3000 ] || fail "took $ms ms to notice"
+  ok "$ms ms: $(cat "$T/err")"
+  ;;
+sigterm-mid-command)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent_bg w-0 "$REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote command never started"
+  kill -TERM "$AGENT_PID"
+  wait_agent 10
+  [ $RC -eq 143 ] || fail "rc $RC, want 143"
+  wait_for 5 sh -c "! kill -0 $(cat "$T/remote.pid") 2>/dev/null" || fail "remote command still running"
+  ok "agent 143, remote command gone: $(tr '\n' ' ' < "$T/err")"
+  ;;
+sshd-stopped)
+  # A hung peer (SIGSTOP): only keepalives can tell. 1 s x 2 -> ~2-3 s.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent_bg -o ServerAliveInterval=1 -o ServerAliveCountMax=2 w-0 "$REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote command never started"
+  sessions=$(sshd_sessions)
+  [ -n "$sessions" ] || fail "no sshd session process"
+  STOPPED_PIDS+=($sessions)
+  t0=$(date +%s%N)
+  # shellcheck disable=SC2086
+  kill -STOP $sessions
+  wait_agent 10
+  ms=$(ms_since $t0)
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
+  grep -qi 'ServerAlive\|keepalive\|not respond' "$T/err" || fail "cause not named: $(cat "$T/err")"
+  [ $ms -ge 1500 ] && [ $ms -lt 4500 ] || fail "detected after $ms ms, want ~2-3 s"
+  ok "$ms ms: $(cat "$T/err")"
+  ;;
+no-token-leak)
+  # Every failure path, at the highest verbosity, with the trace on: the
+  # token (good or bad) must not appear in anything the agent wrote.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  printf 'bad-token-%s' "$(openssl rand -hex 8)" > "$T/bad-token"
+  good=$(cat "$T/api/token"); bad=$(cat "$T/bad-token")
+  : > "$T/all"
+  collect() { cat "$T/out" "$T/err" >> "$T/all"; }
+  K8S_AGENT_TOKEN_FILE="$T/bad-token" run_agent -vv --timeout 3s w-0 true; collect
+  [ $RC -eq 255 ] || fail "401: rc $RC"
+  K8S_AGENT_CERTIFICATE_AUTHORITY="$T/api/other-ca.crt" run_agent -vv --timeout 3s w-0 true; collect
+  [ $RC -eq 255 ] || fail "wrong CA: rc $RC"
+  api POST /_control/faults '{"status":403,"count":1}'
+  run_agent -vv --timeout 3s w-0 true; collect
+  [ $RC -eq 255 ] || fail "403: rc $RC"
+  api POST /_control/faults '[{"status":500,"count":1},{"status":401,"count":1}]'
+  run_agent -vv --timeout 3s w-0 true; collect
+  api POST /_control/faults '{"status":410,"count":1,"method":"WATCH","in_stream":true}'
+  run_agent -vv --timeout 2s w-late true; collect
+  run_agent -vv --hostfile --selector role=none; collect
+  start_sshd
+  run_agent -vv w-0 'env; echo done'; collect
+  [ $RC -eq 0 ] || fail "good run: rc $RC"
+  cat "$T/trace.jsonl" >> "$T/all"
+  [ "$(wc -l < "$T/all")" -gt 10 ] || fail "suspiciously little output"
+  grep -qF -- "$good" "$T/all" && fail "good token leaked: $(grep -F -- "$good" "$T/all")"
+  grep -qF -- "$bad" "$T/all" && fail "bad token leaked: $(grep -F -- "$bad" "$T/all")"
+  grep -qi 'authorization: bearer [^*<]' "$T/all" && fail "an Authorization header was logged"
+  ok "$(wc -l < "$T/all") lines of output and trace, no token"
   ;;
 *)
   fail "unknown scenario"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# shellcheck disable=SC2016 # single-quoted snippets run inside the pods
+# shellcheck disable=SC2016,SC2086 # snippets run inside the pods; $SSH and $out split into words on purpose
 # SPDX-License-Identifier: Apache-2.0
 # Benchmarks k8s-agent against OpenSSH side by side on the e2e bed; prints and saves a table of ratios.
 #
@@ -137,8 +137,9 @@ LOG="$RAW/log.txt"
 : >"$LOG"
 
 # ---- bed ----------------------------------------------------------------------------------------------
-# shellcheck source=../tests/bed/bed.sh
+# shellcheck source=tests/bed/bed.sh disable=SC1091
 . "$REPO/tests/bed/bed.sh"
+# shellcheck disable=SC2034 # read by bed.sh
 BED_QUIET=1
 bed_gc
 BG_PIDS=()
@@ -242,12 +243,12 @@ bench2() {
     BG_PIDS+=("$ppid")
     deadline=$((SECONDS + 5))
     until [[ -f "$RAW/b2.listen.armed" ]]; do
-      ((SECONDS < deadline)) && kill -0 "$ppid" 2>/dev/null || {
+      if ((SECONDS >= deadline)) || ! kill -0 "$ppid" 2>/dev/null; then
         say "  run $run: listen poller did not arm"
         kill "$ppid" 2>/dev/null
         wait "$ppid"
         continue 2
-      }
+      fi
       sleep 0.01
     done
     (BED_EXEC=1 bed_exec_launcher timeout -k 2 20 "$AGENT" --trace "$tr" w-1 'date +%s%N' \
@@ -329,6 +330,7 @@ print(sum(v for k, v in json.load(sys.stdin)["requests"].items() if k.startswith
   done
   for ((i = 0; i < B3_HOSTS; i++)); do bed_worker_phase "w-$i" Running; done
   wait "$pid"
+  # shellcheck disable=SC2046 # "failures wall_ms": two arguments
   b3_save waited "$mark" $(cat "$RAW/b3.waited.out")
   rm -f "$RAW/b3.waited.out"
   BG_PIDS=()
@@ -390,13 +392,13 @@ bench4() {
 
 # ---- 5: bulk stdout throughput ------------------------------------------------------------------------
 bench5() {
-  local cmd="head -c $BULK_BYTES /dev/zero" got_a got_s
+  local bulk="head -c $BULK_BYTES /dev/zero" got_a got_s
   say "5: bulk stdout, $((BULK_BYTES >> 20)) MiB, $R5 runs each"
-  got_a="$(in_launcher 120 sh -c "$AGENT w-0 '$cmd' | wc -c")"
-  got_s="$(in_launcher 120 sh -c "$SSH $IP0 '$cmd' | wc -c")"
+  got_a="$(in_launcher 120 sh -c "$AGENT w-0 '$bulk' | wc -c")"
+  got_s="$(in_launcher 120 sh -c "$SSH $IP0 '$bulk' | wc -c")"
   printf '{"bytes": %d, "agent_bytes": %s, "ssh_bytes": %s}\n' "$BULK_BYTES" "${got_a:-null}" "${got_s:-null}" \
     >"$RAW/b5_bytes.json"
-  hf b5_bulk "$R5" 1 900 "$AGENT w-0 $cmd" "$SSH $IP0 $cmd"
+  hf b5_bulk "$R5" 1 900 "$AGENT w-0 $bulk" "$SSH $IP0 $bulk"
 }
 
 # ---- 6: mpirun MPI hello across 4 pods ----------------------------------------------------------------

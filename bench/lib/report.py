@@ -331,12 +331,12 @@ class Report:
                     "tree spawn" if mode == "tree" else "no_tree_spawn", "..".join(map(str, (ns[0], ns[-1])))),
                     "%.1f ms/host" % sa, "%.1f ms/host" % ss, "%.2f×" % (sa / ss if ss else float("nan")),
                     "", None)
-        png = self.plot(dat)
+        png = self.plot(dat, ns)
         if png:
             lines += ["", "![launch time vs N](%s)" % os.path.basename(png)]
         self.details.append("\n".join(lines))
 
-    def plot(self, dat):
+    def plot(self, dat, ns):
         if not shutil.which("gnuplot"):
             return None
         png = os.path.join(self.out, "launch_vs_n.png")
@@ -350,13 +350,15 @@ set xlabel 'worker pods N (one rank each)'
 set ylabel 'mpirun -np N true, median (ms); bars p5-p95'
 set logscale x 2
 set xtics (4, 8, 16, 32, 64)
+set xrange [%(xlo)s:%(xhi)s]
+set yrange [0:*]
 set key top left
 set grid
 plot '%(dat)s' u 1:2:3:4 w yerrorlines lw 2 lc rgb '#1f77b4' t 'k8s-agent, tree spawn', \
      '' u 1:5:6:7 w yerrorlines lw 2 lc rgb '#d62728' t 'ssh, tree spawn', \
      '' u 1:8:9:10 w yerrorlines lw 2 dt 2 lc rgb '#1f77b4' t 'k8s-agent, no_tree_spawn', \
      '' u 1:11:12:13 w yerrorlines lw 2 dt 2 lc rgb '#d62728' t 'ssh, no_tree_spawn'
-""" % {"png": png, "title": title.replace("'", ""), "dat": dat}
+""" % {"png": png, "title": title.replace("'", ""), "dat": dat, "xlo": ns[0] / 1.25, "xhi": ns[-1] * 1.25}
         for term in ("pngcairo size 960,600 font \",11\" noenhanced", "png size 960,600 noenhanced"):
             s = re.sub(r"set terminal .*", "set terminal " + term, script, count=1)
             r = subprocess.run(["gnuplot"], input=s, text=True, capture_output=True)

@@ -3,6 +3,7 @@
 
 #include "plugin/agent/agent.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -148,6 +149,11 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   for (auto& w : waiters) loop.Remove(w.get());
   waiters.clear();  // Cancels any API call still open: none after launch.
   loop.Remove(transport.get());
+  // The agent may stay attached for the whole job (tree spawn): drop the
+  // API client's connections, TLS state and buffers now, and give the
+  // heap back, so an idle agent holds little more than its SSH session.
+  transport.reset();
+  malloc_trim(0);
 
   // Phase 2: run the command on the connection that proved readiness.
   ssh::StdioFds stdio;

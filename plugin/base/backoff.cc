@@ -12,7 +12,7 @@ Backoff::Params Backoff::ApiDefaults() {
 }
 
 Backoff::Params Backoff::SshProbeDefaults() {
-  return {milliseconds(10), milliseconds(100), seconds(30)};
+  return {milliseconds(5), milliseconds(25), seconds(30)};
 }
 
 Backoff::Backoff(Params params, uint64_t seed)

@@ -28,8 +28,8 @@ Status CheckJsonDepth(std::string_view text, int max_depth) {
       case '{':
         if (++depth > max_depth) {
           return InternalError("JSON nested deeper than " +
-                               std::to_string(max_depth) +
-                               " levels (at byte " + std::to_string(i) + ")");
+                               std::to_string(max_depth) + " levels (at byte " +
+                               std::to_string(i) + ")");
         }
         break;
       case ']':

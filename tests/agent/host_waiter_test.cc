@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/log.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/fake_ssh_connector.h"
@@ -84,7 +85,11 @@ std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
 
 class HostWaiterTest : public ::testing::Test {
  protected:
-  HostWaiterTest() : client_(&http_, Config()) {}
+  // Progress lines are part of the product, not of these tests' output.
+  HostWaiterTest() : client_(&http_, Config()) {
+    SetLogLevel(LogLevel::kError);
+  }
+  ~HostWaiterTest() override { SetLogLevel(LogLevel::kWarning); }
 
   static kube::ClusterConfig Config() {
     kube::ClusterConfig c;

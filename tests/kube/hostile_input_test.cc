@@ -48,8 +48,8 @@ TEST(HostileInputTest, DeeplyNestedPodIsRejectedBeforeParsing) {
   objects += "1" + std::string(100000, '}');
   EXPECT_THAT(Pod::FromJson(objects), StatusIs(Code::kInternal, "nested"));
   // Deep inside an otherwise valid pod, in a field we read.
-  std::string labels = R"({"metadata":{"name":"w0","labels":)" +
-                       Nested(1000, '[', ']') + "}}";
+  std::string labels =
+      R"({"metadata":{"name":"w0","labels":)" + Nested(1000, '[', ']') + "}}";
   EXPECT_THAT(Pod::FromJson(labels), StatusIs(Code::kInternal, "nested"));
   // An unterminated "[[[[..." (16 MiB would cost gigabytes as a DOM).
   EXPECT_THAT(Pod::FromJson(std::string(16u << 20, '[')),

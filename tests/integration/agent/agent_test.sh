@@ -101,8 +101,7 @@ run_agent_bg() {  # run_agent_bg ARGS... ; sets AGENT_PID
   AGENT_PID=$!
 }
 wait_agent() {  # wait_agent SECONDS: sets RC (124 and kills it on timeout)
-  local i
-  for i in $(seq 1 $(( $1 * 20 ))); do
+  for _ in $(seq 1 $(( $1 * 20 ))); do
     kill -0 "$AGENT_PID" 2>/dev/null || break
     sleep 0.05
   done
@@ -113,8 +112,7 @@ wait_agent() {  # wait_agent SECONDS: sets RC (124 and kills it on timeout)
   wait "$AGENT_PID"; RC=$?; AGENT_PID=
 }
 wait_for() {  # wait_for SECONDS CMD...: poll CMD every 50 ms
-  local i
-  for i in $(seq 1 $(( $1 * 20 ))); do "${@:2}" && return 0; sleep 0.05; done
+  for _ in $(seq 1 $(( $1 * 20 ))); do "${@:2}" && return 0; sleep 0.05; done
   return 1
 }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
@@ -372,7 +370,7 @@ watch-drops)
   run_agent_bg --timeout 20s w-0 echo through
   wait_watching 1
   t0=$(date +%s%N)
-  for i in 1 2 3 4; do sleep 0.5; api POST /_control/faults '{"drop_watches":true}'; done
+  for _ in 1 2 3 4; do sleep 0.5; api POST /_control/faults '{"drop_watches":true}'; done
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
   api POST /_control/faults '{"drop_watches":true}'
   wait_agent 15
@@ -380,8 +378,10 @@ watch-drops)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = through ] || fail "stdout"
   w=$(count_of WATCH)
-  [ "$w" -ge 3 ] || fail "expected re-watches after drops, got $w watches"
-  [ $ms -lt 6000 ] || fail "Running seen after $ms ms"
+  [ "$w" -ge 2 ] || fail "expected re-watches after drops, got $w watches"
+  # Each drop costs a jittered backoff (client-go defaults: 0.8 s doubling),
+  # so the bound is loose; the point is that it resumes.
+  [ $ms -lt 10000 ] || fail "Running seen after $ms ms"
   ok "$w watches across 5 drops, done after $ms ms"
   ;;
 expired-resume)
@@ -512,7 +512,7 @@ sshd-stopped)
   wait_for 10 remote_started || fail "remote command never started"
   sessions=$(sshd_sessions)
   [ -n "$sessions" ] || fail "no sshd session process"
-  STOPPED_PIDS+=($sessions)
+  read -r -a stopped <<< "$(echo $sessions)"; STOPPED_PIDS+=("${stopped[@]}")
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
   kill -STOP $sessions

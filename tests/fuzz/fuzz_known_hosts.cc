@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fuzz target: known_hosts lookup (plain, wildcard, negated, hashed,
+// @revoked lines) and key type listing, from a file as in production.
+
+#include <libssh2.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugin/ssh/known_hosts.h"
+
+namespace {
+
+int Memfd() {
+  static int fd = ::memfd_create("fuzz-known-hosts", 0);
+  return fd;
+}
+
+LIBSSH2_SESSION* Session() {
+  // An unconnected session is enough for libssh2's knownhost API.
+  static LIBSSH2_SESSION* session = [] {
+    libssh2_init(0);
+    return libssh2_session_init();
+  }();
+  return session;
+}
+
+// A real ssh-ed25519 key blob (the seed corpus uses this key).
+std::string KeyBlob() {
+  return *k8s_agent::ssh::Base64Decode(
+      "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  int fd = Memfd();
+  if (fd < 0 || Session() == nullptr) return 0;
+  if (::ftruncate(fd, 0) != 0) return 0;
+  size_t off = 0;
+  while (off < size) {
+    ssize_t n = ::pwrite(fd, data + off, size - off, static_cast<off_t>(off));
+    if (n <= 0) return 0;
+    off += static_cast<size_t>(n);
+  }
+  std::vector<std::string> files = {"/proc/self/fd/" + std::to_string(fd)};
+  static const std::string blob = KeyBlob();
+  for (const std::string& name :
+       {std::string("w-0"), k8s_agent::ssh::KnownHostsName("w-0", 2222),
+        std::string("10.0.0.5")}) {
+    (void)k8s_agent::ssh::LookupHostKey(Session(), files, name, blob);
+  }
+  (void)k8s_agent::ssh::KnownKeyTypes(files, {"w-0", "[w-0]:2222"});
+  // The input as base64 and as a key blob, too.
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  (void)k8s_agent::ssh::Base64Decode(text);
+  (void)k8s_agent::ssh::KeyBlobType(text);
+  return 0;
+}

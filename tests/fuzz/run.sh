@@ -27,7 +27,7 @@ for t in "${TARGETS[@]}"; do
   # full malloc stacks, since libcrypto has no frame pointers.
   asan=${ASAN_OPTIONS:-}
   [ "$t" = known_hosts ] && asan="fast_unwind_on_malloc=0${asan:+:$asan}"
-  if ! ASAN_OPTIONS="$asan" LSAN_OPTIONS="suppressions=$ROOT/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
+  if ! ASAN_OPTIONS="$asan" LSAN_OPTIONS="suppressions=$ROOT/tests/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
       "$BUILD/tests/fuzz/fuzz_$t" -max_total_time="$SECONDS_EACH" \
       -max_len=65536 -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$BUILD/artifacts/$t/" \

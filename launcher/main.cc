@@ -112,7 +112,11 @@ int Main(int argc, char** argv) {
       args, env,
       [](const std::string& path) { return ReadFileToString(path, 1 << 20); });
   if (!parsed.ok()) {
-    LogError(parsed.status().message() + " (see k8s-agent --help)");
+    std::string message = parsed.status().message();
+    if (message.find("--help") == std::string::npos) {
+      message += " (see k8s-agent --help)";
+    }
+    LogError(message);
     return kAgentFailure;
   }
   const Options& options = *parsed;

@@ -198,6 +198,11 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
     for (const std::string& p : Split(Env(in_cluster, "KUBECONFIG"), ':')) {
       if (!p.empty()) candidates.push_back(p);
     }
+    // kubectl's default when $KUBECONFIG is unset: ~/.kube/config.
+    std::string home = Env(in_cluster, "HOME");
+    if (candidates.empty() && !home.empty()) {
+      candidates.push_back(home + "/.kube/config");
+    }
   }
   if (candidates.empty()) tried.push_back("--kubeconfig/$KUBECONFIG (not set)");
   for (const std::string& path : candidates) {

@@ -161,6 +161,25 @@ TEST_F(ClusterConfigTest, KubeconfigFromEnvSkipsMissingEntries) {
   EXPECT_EQ(c->server, "https://10.0.0.1:6443");
 }
 
+TEST_F(ClusterConfigTest, HomeKubeconfigIsTheDefaultWithoutKubeconfigEnv) {
+  // As kubectl: without $KUBECONFIG, ~/.kube/config is read (before the
+  // in-cluster service account).
+  ServiceAccount();
+  InClusterEnv("10.96.0.1", "443");
+  std::filesystem::create_directories(dir_ + "/.kube");
+  std::filesystem::copy_file(Kubeconfig(), dir_ + "/.kube/config");
+  source_.env["HOME"] = dir_;
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443");
+  EXPECT_EQ(c->source, "kubeconfig " + dir_ + "/.kube/config context dev");
+
+  std::filesystem::remove(dir_ + "/.kube/config");
+  c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->source, "in-cluster service account");
+}
+
 TEST_F(ClusterConfigTest, ExplicitMissingKubeconfigIsError) {
   flags_.kubeconfig = dir_ + "/nope";
   EXPECT_THAT(LoadClusterConfig(flags_, source_), StatusIs(Code::kNotFound));

@@ -47,7 +47,11 @@ Status EventLoop::RunOnce() {
 
   // 2. One blocking wait, until the earliest wake-up at the latest.
   TimePoint now = clock_->Now();
-  int timeout_ms = wake == TimePoint::max() ? 60000 : PollTimeoutMs(wake - now);
+  // Compare before subtracting: TimePoint::min() ("now, please") minus now
+  // overflows.
+  int timeout_ms = wake == TimePoint::max() ? 60000
+                   : wake <= now            ? 0
+                                            : PollTimeoutMs(wake - now);
   int n = ::poll(fds.data(), fds.size(), timeout_ms);
   ++polls_;
   if (n < 0) {

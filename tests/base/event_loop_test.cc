@@ -64,6 +64,16 @@ TEST(EventLoopTest, TimerFiresAfterItsTimeWithoutSpinning) {
   EXPECT_LE(loop.polls(), 5);
 }
 
+TEST(EventLoopTest, WakeAtTheBeginningOfTimeMeansNow) {
+  // A pollable with pending work may ask for TimePoint::min(); the loop must
+  // poll with timeout 0, not overflow computing min() - now (UBSan).
+  EventLoop loop(RealClock::Get());
+  TimerOnce t(TimePoint::min());
+  loop.Add(&t);
+  ASSERT_TRUE(loop.RunOnce().ok());
+  EXPECT_TRUE(t.fired_);
+}
+
 TEST(EventLoopTest, DispatchesFdAndAllowsRemovalInCallback) {
   int p[2];
   ASSERT_EQ(::pipe(p), 0);

@@ -425,6 +425,21 @@ bed_exec_launcher() {
   KUBERNETES_SERVICE_HOST="$(bed_pod_ip apiserver)" KUBERNETES_SERVICE_PORT="$BED_API_PORT" HOME=/root "${cmd[@]}"
 }
 
+# Host-side veth of pod NAME (its eth0's peer on the bridge), e.g. to cut the pod off the network.
+bed_pod_link() {
+  case "$1" in
+  launcher) printf 'kav%sl' "$BED_ID" ;;
+  apiserver) printf 'kav%sa' "$BED_ID" ;;
+  w-*) printf 'kav%s%d' "$BED_ID" "$(bed_worker_index "$1")" ;;
+  *) return 1 ;;
+  esac
+}
+# Takes pod NAME's link down or up (STATE): packets to and from the pod are dropped, sockets stay open,
+# as when a node drops off the network.
+bed_pod_link_set() {
+  ip link set "$(bed_pod_link "$1")" "$2"
+}
+
 # Runs CMD inside worker NAME's network namespace (no sshd involved), e.g. for probes.
 bed_exec_worker() {
   local name="$1"

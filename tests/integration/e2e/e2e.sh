@@ -27,7 +27,8 @@ E2E_NAME="${1:-}"
 
 SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then_running s04a_pod_failed
   s04b_image_pull_backoff s05_recreated_new_ip s06_tree_spawn s07_no_tree_spawn s08_fqdn_hostfile
-  s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5)
+  s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5
+  s14_link_cut s15_kill_agent s16_valgrind s17_image_entrypoints)
 
 # The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
 s00_bed_selfcheck() {
@@ -438,6 +439,135 @@ s13_openmpi5() {
   expect_rc_nonzero
   [[ ! -s "$BED_DIR/agent-calls.log" ]] || fail "OMPI_MCA_plm_rsh_agent reached Open MPI 5 (contract §2.2 says it is ignored)"
   step "OMPI_MCA_plm_rsh_agent alone: ignored by Open MPI 5 as documented (mpirun exit $JOB_RC, no agent call)"
+  expect_no_leftovers 5
+  pass
+}
+
+# The network drops w-1 mid-job (its veth goes down: no FIN, no RST, sockets stay open). The agent for w-1
+# notices through its SSH keepalives (ServerAliveInterval 1 x ServerAliveCountMax 2 via plm_rsh_args), exits
+# 255 naming w-1 and "no answer"; mpirun ends with an error. Once the link is back, w-1's orted and sshd
+# session learn that their peers are gone (the launcher side's retransmitted FINs) and nothing is left.
+s14_link_cut() {
+  need_agent
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local agent pid line ms cut_us
+  agent="$(make_agent_exit_wrapper)"
+  start_job mpi mpirun --allow-run-as-root --mca plm_rsh_agent "$agent" \
+    --mca plm_rsh_args "-o ServerAliveInterval=1 -o ServerAliveCountMax=2" -H w-0,w-1 -np 2 "$HELLO" --sleep 60
+  wait_for_lines "$JOB_OUT" '^mpi_hello rank=[0-9]+ sleeping' 2 30
+  # A quiet but healthy job outlives several keepalive rounds (the ranks print nothing while they sleep).
+  step "4 s of quiet with both links up"
+  sleep 4
+  [[ ! -s "$BED_DIR/agent-exits.log" ]] || fail "an agent ended while every link was up: $(cat "$BED_DIR/agent-exits.log")"
+  kill -0 "$JOB_PID" 2>/dev/null || fail "mpirun ended while every link was up"
+  step "link of w-1 ($(bed_pod_link w-1)) down"
+  cut_us="$(now_us)"
+  bed_pod_link_set w-1 down || fail "ip link set down failed"
+  wait_for_lines "$BED_DIR/agent-exits.log" '^agent-exit ' 1 10
+  ms=$((($(now_us) - cut_us) / 1000))
+  step "first agent exit ${ms} ms after the cut: $(cat "$BED_DIR/agent-exits.log")"
+  wait_job 20
+  expect_rc_nonzero
+  ((JOB_MS - (cut_us - JOB_T0_US) / 1000 < 15000)) || fail "mpirun ended $((JOB_MS - (cut_us - JOB_T0_US) / 1000)) ms after the cut, expected < 15000"
+  pid="$(trace_pid w-1)"
+  [[ -n "$pid" ]] || fail "no agent for w-1 in the trace"
+  line="$(grep -E "^agent-exit pid=$pid " "$BED_DIR/agent-exits.log")" || fail "the agent for w-1 (pid $pid) did not exit"
+  [[ "$line" == *" rc=255 "* ]] || fail "agent for w-1: $line, expected rc=255"
+  expect_output 'k8s-agent: w-1: .*no answer'
+  expect_trace grep w-1 failed 'no answer'
+  # Detection: at least Interval x CountMax = 2 s of silence; up to one more keepalive round (libssh2 sends
+  # them on whole seconds and treats an interval of 1 as 2) plus slack for a loaded 2-core machine.
+  ms="$("$BED_PY" -c 'import json, sys
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("host") == "w-1" and e.get("event") == "failed":
+        print((e["t_wall_us"] - int(sys.argv[2])) // 1000); break' "$BED_DIR/trace.jsonl" "$cut_us")"
+  step "agent for w-1 gave up ${ms} ms after the cut"
+  ((ms >= 1900 && ms < 6000)) || fail "agent for w-1 gave up ${ms} ms after the cut, expected 2000..6000"
+  # The healthy link never looked dead: w-0's agent ended with the job, not by its keepalive check.
+  trace grep w-0 failed 'no answer' >/dev/null 2>&1 && fail "the agent for w-0 (link up) reported no answer"
+  # mpirun's own cleanup reached everything it can still reach: the launcher and w-0 are empty before the
+  # link is back; only w-1 (unreachable) may still hold its orted, rank and sshd session.
+  local left deadline=$(($(now_ms) + 10000))
+  while left="$(bed_leftovers | grep -v '^w-1 ')"; [[ -n "$left" ]]; do
+    (($(now_ms) > deadline)) && fail "left outside w-1 while its link is down: $(echo "$left" | tr '\n' ';')"
+    sleep 0.05
+  done
+  step "launcher and w-0 clean; on w-1 while cut off: $(bed_leftovers | awk '{print $3}' | sort | uniq -c | tr -s ' \n' ' ')"
+  step "link of w-1 up"
+  bed_pod_link_set w-1 up || fail "ip link set up failed"
+  expect_no_leftovers 30
+  pass
+}
+
+# The k8s-agent process that holds w-1's orted session is SIGKILLed mid-job (no chance to clean up):
+# mpirun sees its daemon's launcher die, reports a lost daemon and tears the job down; sshd on w-1 sees
+# the connection close, and nothing is left in any pod.
+s15_kill_agent() {
+  need_agent
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local pid comm launcher_pids kill_us
+  start_mpirun mpi -H w-0,w-1 -np 2 "$HELLO" --sleep 60
+  wait_for_lines "$JOB_OUT" '^mpi_hello rank=[0-9]+ sleeping' 2 30
+  pid="$(trace_pid w-1)"
+  [[ -n "$pid" ]] || fail "no agent for w-1 in the trace"
+  # It is the agent process itself (mpirun runs it directly), alive in the launcher pod.
+  launcher_pids=" $(ip netns pids "$(bed_netns launcher)" | tr '\n' ' ')"
+  [[ "$launcher_pids" == *" $pid "* ]] || fail "agent pid $pid (from the trace) is not in the launcher pod"
+  comm="$(cat "/proc/$pid/comm" 2>/dev/null)"
+  [[ "$comm" == k8s-agent ]] || fail "pid $pid is '$comm', not k8s-agent"
+  step "SIGKILL the agent for w-1 (pid $pid)"
+  kill_us="$(now_us)"
+  kill -KILL "$pid" || fail "kill $pid failed"
+  wait_job 20
+  expect_rc_nonzero
+  local after_ms=$((JOB_MS - (kill_us - JOB_T0_US) / 1000))
+  step "mpirun ended ${after_ms} ms after the kill"
+  ((after_ms < 10000)) || fail "mpirun ended ${after_ms} ms after the agent was killed, expected < 10000"
+  # mpirun reports the lost daemon. Open MPI 4.1 uses its generic text for a launcher that dies, without
+  # the node's name (plain ssh gets the same); the agent, SIGKILLed, can add nothing.
+  expect_output 'ORTE was unable to reliably start one or more daemons'
+  # The killed agent wrote nothing after "started" (no exit record); w-0's agent did not fail.
+  if trace grep w-1 exited '' >/dev/null 2>&1 || trace grep w-1 failed '' >/dev/null 2>&1; then
+    fail "the SIGKILLed agent recorded an end"
+  fi
+  expect_no_leftovers 15
+  pass
+}
+
+# The agent under valgrind (memcheck, definite leaks are errors) as the launch agent of a 1-worker job:
+# the job succeeds and every agent run reports no error and no definite leak. tests/valgrind.supp holds
+# the suppressions for third-party noise (each with its reason).
+s16_valgrind() {
+  need_agent
+  command -v valgrind >/dev/null || skip "valgrind not installed (apt-get install valgrind)"
+  bed_begin 1
+  bed_all_ready || fail "workers not ready"
+  local vg="$BED_DIR/valgrind" w="$BED_DIR/bin/agent-valgrind" supp="$BED_REPO_DIR/tests/valgrind.supp" f n=0
+  mkdir -p "$vg" "$BED_DIR/bin"
+  [[ -f "$supp" ]] || fail "missing $supp"
+  # exec: mpirun's child is valgrind running the agent, so signals and stdio reach it as they would the agent.
+  printf '#!/bin/sh
+exec valgrind -q --leak-check=full --errors-for-leak-kinds=definite --error-exitcode=99 --suppressions=%s --log-file=%s/vg.%%p.log %s --trace %s "$@"
+' \
+    "$supp" "$vg" "$E2E_AGENT" "$BED_DIR/trace.jsonl" >"$w"
+  chmod 755 "$w"
+  start_job mpi mpirun --allow-run-as-root --mca plm_rsh_agent "$w" -H w-0 -np 1 "$HELLO"
+  wait_job 90
+  expect_rc 0
+  expect_ranks 1
+  expect_trace_path w-0
+  expect_trace order w-0 started exited
+  for f in "$vg"/vg.*.log; do
+    [[ -f "$f" ]] || continue
+    n=$((n + 1))
+    # -q: valgrind writes only errors and leak records, so an empty log means a clean run.
+    [[ ! -s "$f" ]] || fail "valgrind reported problems ($(basename "$f")): $(head -c 3000 "$f")"
+  done
+  ((n == 1)) || fail "expected 1 valgrind log (one agent run), found $n"
+  step "valgrind: $n agent run(s), no errors, no definite leaks"
   expect_no_leftovers 5
   pass
 }

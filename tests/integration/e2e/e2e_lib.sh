@@ -74,6 +74,41 @@ make_agent_wrapper() {
   printf '%s' "$w"
 }
 
+# Like make_agent_wrapper, but the agent runs as a child of the wrapper, which logs
+# "agent-exit pid=<agent pid> rc=<status> ms=<runtime>" to $BED_DIR/agent-exits.log when it ends (the
+# trace's "pid" field names the host of that pid). TERM, INT and HUP are passed on to the agent; the
+# explicit <&0 keeps stdin (a background command of a script would get /dev/null).
+make_agent_exit_wrapper() {
+  local w="$BED_DIR/bin/agent-exit"
+  mkdir -p "$BED_DIR/bin"
+  cat >"$w" <<EOW
+#!/bin/bash
+t0=\$(date +%s%N)
+$E2E_AGENT --trace $BED_DIR/trace.jsonl "\$@" <&0 &
+child=\$!
+for s in TERM INT HUP; do trap "kill -\$s \$child 2>/dev/null" \$s; done
+while :; do
+  wait \$child
+  rc=\$?
+  kill -0 \$child 2>/dev/null || break # wait was interrupted by a trapped signal
+done
+echo "agent-exit pid=\$child rc=\$rc ms=\$(((\$(date +%s%N) - t0) / 1000000))" >>$BED_DIR/agent-exits.log
+exit \$rc
+EOW
+  chmod 755 "$w"
+  printf '%s' "$w"
+}
+
+# Pid of the (first) agent process whose trace names HOST.
+trace_pid() {
+  "$BED_PY" -c 'import json, sys
+for line in open(sys.argv[1]):
+    try: e = json.loads(line)
+    except ValueError: continue
+    if sys.argv[2] in (e.get("host"), e.get("pod")) and isinstance(e.get("pid"), int):
+        print(e["pid"]); break' "$BED_DIR/trace.jsonl" "$1"
+}
+
 # Brings up the bed (N workers) and compiles the MPI program. Sets HELLO.
 bed_begin() {
   step "bed up with $1 worker pods (agent: $E2E_AGENT)"
@@ -136,9 +171,9 @@ run_mpirun() {
 
 # Waits until FILE has at least COUNT lines matching REGEX, up to SECONDS.
 wait_for_lines() {
-  local file="$1" regex="$2" count="$3" limit_s="$4" deadline
+  local file="$1" regex="$2" count="$3" limit_s="$4" deadline n
   deadline=$(($(now_ms) + limit_s * 1000))
-  while (($(grep -cE "$regex" "$file" 2>/dev/null || true) < count)); do
+  while n="$(grep -cE "$regex" "$file" 2>/dev/null)"; ((${n:-0} < count)); do
     (($(now_ms) > deadline)) && fail "timed out waiting for $count lines /$regex/ in $(basename "$file")"
     kill -0 "$JOB_PID" 2>/dev/null || fail "job exited before $count lines /$regex/ appeared"
     sleep 0.05

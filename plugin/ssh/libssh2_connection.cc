@@ -80,7 +80,15 @@ class Libssh2Connection : public SshConnection {
   bool StepAuth(TimePoint now);
   void OnAuthenticated(TimePoint now);
   void KeepAlive(TimePoint now);
+  Duration KeepaliveTick() const;
+  Duration SilenceLimit() const;
   const char* PhaseName() const;
+  // libssh2's socket reads go through here, so any byte from the server
+  // (data, window adjust, a keepalive reply consumed inside a libssh2 call)
+  // proves the peer alive; poll() alone misses replies that a timer-driven
+  // call reads at once.
+  static ssize_t RecvHook(libssh2_socket_t fd, void* buffer, size_t length,
+                          int flags, void** abstract);
 
   ResolvedSshOptions options_;
   Clock* clock_;
@@ -101,7 +109,7 @@ class Libssh2Connection : public SshConnection {
   std::vector<std::string> tried_;
   int rejected_ = 0;
 
-  // Keepalive: dead peer = no inbound bytes for interval x count while we
+  // Keepalive: dead peer = no inbound byte for SilenceLimit() while we
   // were waiting for the server.
   TimePoint next_keepalive_ = TimePoint::max();
   TimePoint last_inbound_;
@@ -209,11 +217,13 @@ void Libssh2Connection::FinishConnect(TimePoint now) {
 }
 
 void Libssh2Connection::StartHandshake(TimePoint now) {
-  session_.reset(libssh2_session_init_ex(nullptr, nullptr, nullptr, nullptr));
+  session_.reset(libssh2_session_init_ex(nullptr, nullptr, nullptr, this));
   if (!session_) {
     Fail(InternalError("libssh2_session_init failed"));
     return;
   }
+  libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_RECV,
+                               reinterpret_cast<void*>(&RecvHook));
   libssh2_session_set_blocking(session_.get(), 0);
   PreferKnownHostKeyTypes();
   state_ = State::kHandshaking;
@@ -375,8 +385,7 @@ void Libssh2Connection::OnAuthenticated(TimePoint now) {
     libssh2_keepalive_config(
         session_.get(), 1,
         static_cast<unsigned>(options_.server_alive_interval_s));
-    next_keepalive_ =
-        now + std::chrono::seconds(options_.server_alive_interval_s);
+    next_keepalive_ = now + KeepaliveTick();
   }
 }
 
@@ -436,9 +445,7 @@ TimePoint Libssh2Connection::NextWake() const {
       if (options_.server_alive_interval_s > 0) {
         t = std::min(t, next_keepalive_);
         if (options_.server_alive_count_max > 0 && reading_socket_) {
-          t = std::min(t, last_inbound_ + std::chrono::seconds(
-                                              options_.server_alive_interval_s *
-                                              options_.server_alive_count_max));
+          t = std::min(t, last_inbound_ + SilenceLimit());
         }
       }
       return t;
@@ -478,6 +485,30 @@ void Libssh2Connection::OnTimer(TimePoint now) {
   }
 }
 
+ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
+                                    size_t length, int flags, void** abstract) {
+  ssize_t n = ::recv(fd, buffer, length, flags);
+  if (n < 0) return -errno;  // libssh2's own convention (EAGAIN included).
+  if (n > 0) {
+    auto* self = static_cast<Libssh2Connection*>(*abstract);
+    self->last_inbound_ = self->clock_->Now();
+  }
+  return n;
+}
+
+// ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2
+// 1.10 sends at most every 2 s (an interval of 1 becomes 2), so that is the
+// tick; a healthy but quiet peer answers once per tick. Allowing count + 1
+// silent ticks detects a dead peer between count and count + 1 intervals
+// after it died (ssh: about count intervals), never a live one.
+Duration Libssh2Connection::KeepaliveTick() const {
+  return std::chrono::seconds(std::max(2, options_.server_alive_interval_s));
+}
+
+Duration Libssh2Connection::SilenceLimit() const {
+  return KeepaliveTick() * (options_.server_alive_count_max + 1);
+}
+
 void Libssh2Connection::KeepAlive(TimePoint now) {
   int interval = options_.server_alive_interval_s;
   if (interval <= 0) return;
@@ -485,17 +516,17 @@ void Libssh2Connection::KeepAlive(TimePoint now) {
   // stalled stdout reader is our own doing.
   if (!reading_socket_) last_inbound_ = now;
   int count = options_.server_alive_count_max;
-  if (count > 0 && reading_socket_ &&
-      now - last_inbound_ >= std::chrono::seconds(interval * count)) {
+  if (count > 0 && reading_socket_ && now - last_inbound_ >= SilenceLimit()) {
     Fail(UnavailableError("no answer from " + alias_ + " for " +
-                          std::to_string(interval * count) +
-                          " s (ServerAliveInterval " +
+                          FormatDuration(now - last_inbound_) + " (" +
+                          std::to_string(count) +
+                          " keepalives unanswered; ServerAliveInterval " +
                           std::to_string(interval) + " x ServerAliveCountMax " +
                           std::to_string(count) + ")"));
     return;
   }
   if (now < next_keepalive_) return;
-  next_keepalive_ = now + std::chrono::seconds(interval);
+  next_keepalive_ = now + KeepaliveTick();
   // Only with room in the socket: a keepalive that half-sends would block
   // every other libssh2 send (BAD_USE), and a full buffer already shows the
   // link is busy.

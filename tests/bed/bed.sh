@@ -334,7 +334,7 @@ bed_worker_phase() {
     read -r addr <"$BED_DIR/run/$name.ip"
     ip="\"$addr\""
   fi
-  [[ "$phase" == Running && -f "$BED_DIR/sshd/$name/sshd.pid" ]] && ready=true
+  [[ "$phase" == Running && -f "$(bed_sshd_pidfile "$name")" ]] && ready=true
   bed_pod_set "$name" "{\"phase\":\"$phase\",\"podIP\":$ip,\"hostname\":\"$name\",\"subdomain\":\"$BED_SUBDOMAIN\",\"labels\":{\"role\":\"worker\"},\"ready\":$ready${extra:+,$extra}}"
 }
 
@@ -371,28 +371,41 @@ bed_worker_readdress() {
   printf '%s' "$new"
 }
 
+# A worker pod's main process is the bed's sshd, or BED_SSHD_CMD when set: a shell snippet run (exec'd) in
+# the pod after the prologue, with $1 pod name, $2 bed dir, $3 home, $4 the bed's sshd_config for the pod,
+# e.g. an image's entrypoint. It must write its pid (the pod process's own: exec all the way) to
+# BED_SSHD_PIDFILE ("{pod}" stands for the pod name) once it accepts connections; default: the bed's sshd
+# and its pid file. Both are read when a worker starts, so a scenario sets them before bed_sshd_start.
+bed_sshd_pidfile() {
+  local p="$BED_DIR/sshd/{pod}/sshd.pid"
+  [[ -n "${BED_SSHD_PIDFILE:-}" ]] && p="$BED_SSHD_PIDFILE"
+  printf '%s' "${p//\{pod\}/$1}"
+}
+
 # Starts worker NAME's sshd (own UTS+mount ns, hostname = NAME) and waits until it listens.
 bed_sshd_start() {
   bed_sshd_spawn "$1" && bed_sshd_wait "$1"
 }
 
 bed_sshd_spawn() {
-  local name="$1" d="$BED_DIR/sshd/$1"
-  [[ -f "$d/sshd.pid" ]] && kill -0 "$(cat "$d/sshd.pid")" 2>/dev/null && return 0
-  rm -f "$d/sshd.pid"
+  local name="$1" d="$BED_DIR/sshd/$1" pidfile
+  pidfile="$(bed_sshd_pidfile "$name")"
+  [[ -f "$pidfile" ]] && kill -0 "$(cat "$pidfile")" 2>/dev/null && return 0
+  rm -f "$pidfile"
   # shellcheck disable=SC2016 # expanded by the pod's sh
   ip netns exec "$(bed_netns "$name")" unshare --uts --mount --propagation private \
-    sh -c "$(bed_pod_script : '/usr/sbin/sshd -D -e -f "$4"')" sh "$name" "$BED_DIR" "$BED_DIR/home" \
+    sh -c "$(bed_pod_script : "${BED_SSHD_CMD:-/usr/sbin/sshd -D -e -f \"\$4\"}")" sh "$name" "$BED_DIR" "$BED_DIR/home" \
     "$d/sshd_config" >>"$BED_DIR/log/sshd-$name.log" 2>&1 </dev/null &
   echo $! >"$BED_DIR/pids/sshd-$name.pid"
 }
 
 # sshd -D writes its PidFile after binding the listener: the file appearing means "accepting".
 bed_sshd_wait() {
-  local name="$1" pid deadline
+  local name="$1" pid deadline pidfile
   pid="$(cat "$BED_DIR/pids/sshd-$name.pid")"
+  pidfile="$(bed_sshd_pidfile "$name")"
   deadline=$((SECONDS + 5))
-  until [[ -s "$BED_DIR/sshd/$name/sshd.pid" ]]; do
+  until [[ -s "$pidfile" ]]; do
     if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
       tail -5 "$BED_DIR/log/sshd-$name.log" >&2
       bed_die "sshd of $name did not start"
@@ -406,7 +419,7 @@ bed_sshd_stop() {
   local name="$1" f="$BED_DIR/pids/sshd-$1.pid"
   [[ -f "$f" ]] || return 0
   bed_kill_pids "$(cat "$f")"
-  rm -f "$f" "$BED_DIR/sshd/$name/sshd.pid"
+  rm -f "$f" "$(bed_sshd_pidfile "$name")"
 }
 
 # Runs CMD inside the launcher pod: netns, hostname "launcher", in-cluster credentials and env, cwd

@@ -14,7 +14,7 @@ for tool in cpack dpkg dpkg-deb; do
   command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 if [[ ! -f "$build/CPackConfig.cmake" ]]; then
-  echo "FAIL: no $build/CPackConfig.cmake: is cmake/packaging.cmake included from CMakeLists.txt?" >&2
+  echo "FAIL: no $build/CPackConfig.cmake: is launcher/packaging.cmake included from CMakeLists.txt?" >&2
   exit 1
 fi
 tmp="$(mktemp -d /tmp/k8s-deploy-deb.XXXXXX)"

@@ -18,7 +18,6 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
-COPY cmake/ cmake/
 COPY plugin/ plugin/
 COPY launcher/ launcher/
 COPY ompi-conf/ ompi-conf/

@@ -81,7 +81,7 @@ def ignored(path, patterns):
 top = open(os.path.join(repo, "CMakeLists.txt")).read()
 outside_tests = top.split("if(BUILD_TESTING)")[0]
 needed_dirs = set(re.findall(r"add_subdirectory\((\w+)\)", outside_tests))
-needed_dirs |= {m.split("/")[0] for m in re.findall(r"include\((cmake/[^)\s]+)\)", top)}
+needed_dirs |= {m.split("/")[0] for m in re.findall(r"include\((\w+/[^)\s]+\.cmake)\)", top)}
 dev_packages = set()
 for pkgs in re.findall(r'k8s_require\([^)]*"([^"]+)"\)', outside_tests):
     dev_packages |= set(pkgs.split())

@@ -3,7 +3,6 @@
 // @revoked lines) and key type listing, from a file as in production.
 
 #include <libssh2.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -12,13 +11,9 @@
 #include <vector>
 
 #include "plugin/ssh/known_hosts.h"
+#include "tests/fuzz/input_file.h"
 
 namespace {
-
-int Memfd() {
-  static int fd = ::memfd_create("fuzz-known-hosts", 0);
-  return fd;
-}
 
 LIBSSH2_SESSION* Session() {
   // An unconnected session is enough for libssh2's knownhost API.
@@ -38,16 +33,9 @@ std::string KeyBlob() {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  int fd = Memfd();
-  if (fd < 0 || Session() == nullptr) return 0;
-  if (::ftruncate(fd, 0) != 0) return 0;
-  size_t off = 0;
-  while (off < size) {
-    ssize_t n = ::pwrite(fd, data + off, size - off, static_cast<off_t>(off));
-    if (n <= 0) return 0;
-    off += static_cast<size_t>(n);
-  }
-  std::vector<std::string> files = {"/proc/self/fd/" + std::to_string(fd)};
+  std::string path = k8s_agent::fuzz::InputAsFile(data, size);
+  if (path.empty() || Session() == nullptr) return 0;
+  std::vector<std::string> files = {path};
   static const std::string blob = KeyBlob();
   for (const std::string& name :
        {std::string("w-0"), k8s_agent::ssh::KnownHostsName("w-0", 2222),

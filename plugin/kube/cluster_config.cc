@@ -264,7 +264,10 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
   if (config.server.empty()) {
     tried.insert(tried.begin(), "--server (not set)");
     return FailedPreconditionError(
-        "no Kubernetes API server configured; tried: " + Join(tried, "; "));
+        "no Kubernetes API server configured; tried: " + Join(tried, "; ") +
+        " (run in a pod with a service account, or set K8S_AGENT_SERVER, "
+        "K8S_AGENT_TOKEN_FILE and K8S_AGENT_CERTIFICATE_AUTHORITY, or "
+        "server=/token-file=/certificate-authority= in /etc/k8s-agent.conf)");
   }
   K8S_ASSIGN_OR_RETURN(config.server,
                        NormalizeServer(config.server, config.source));

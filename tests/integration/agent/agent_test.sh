@@ -166,10 +166,14 @@ exit-status)
   ok "status 42, streams apart, signal death 143"
   ;;
 created-late)
+  # The pod is created once the agent watches for it (GET 404, LIST,
+  # WATCH), whenever that is on a loaded machine.
   start_sshd
   api POST /_control/stats/reset
-  after 1 pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
-  run_agent w-late hostname
+  run_agent_bg w-late hostname
+  wait_watching 1
+  pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 30
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(requests)" = 3 ] || fail "expected GET+LIST+WATCH = 3 requests, got $(requests)"
   ok "waited for creation with 3 API calls"
@@ -178,8 +182,10 @@ pending-then-running)
   start_sshd
   pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
   api POST /_control/stats/reset
-  after 1 pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
-  run_agent w-0 true
+  run_agent_bg w-0 true
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  wait_agent 30
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(requests)" = 2 ] || fail "expected GET+WATCH = 2 requests, got $(requests)"
   ok "GET then one watch"
@@ -196,15 +202,19 @@ running-before-sshd)
   ok "ssh refused $attempts times, then ready; $(( ($(date +%s%N) - t0) / 1000000 )) ms"
   ;;
 failed-mid-wait)
+  # Fails on the watch event itself: the message is the pod's, not the
+  # --timeout's (10m by default; the wait below is only a hang bound).
   pod w-0 '{"phase":"Pending"}'
-  after 1 pod w-0 '{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}'
+  run_agent_bg w-0 true
+  wait_watching 1
   t0=$(date +%s%N)
-  run_agent w-0 true
-  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  pod w-0 '{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}'
+  wait_agent 30
+  ms=$(ms_since $t0)
   [ $RC -eq 255 ] || fail "rc $RC, want 255"
   grep -q 'k8s-agent: w-0: pod default/w-0 is Failed: Evicted: The node was low on resource: memory.' "$T/err" || fail "message"
-  [ $ms -lt 5000 ] || fail "took $ms ms to fail"
-  ok "failed fast in $ms ms: $(cat "$T/err")"
+  grep -q 'timed out' "$T/err" && fail "waited for the timeout: $(cat "$T/err")"
+  ok "failed on the event, $ms ms after it: $(cat "$T/err")"
   ;;
 image-pull)
   pod w-0 '{"phase":"Pending","waitingReason":"ImagePullBackOff","waitingMessage":"Back-off pulling image \"nope:1\""}'
@@ -325,15 +335,14 @@ hostfile-wait)
   pod w-1 "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$W}"
   pod w-late "{\"phase\":\"Pending\",$W}"
   api POST /_control/stats/reset
-  after 1 pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
-  t0=$(date +%s%N)
-  run_agent --hostfile --selector role=worker --wait-for-count 3 --ssh-ready --slots 1 --timeout 20s
-  ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  run_agent_bg --hostfile --selector role=worker --wait-for-count 3 --ssh-ready --slots 1 --timeout 60s
+  wait_watching 1
+  pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 60
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = "$(printf 'w-0 slots=1\nw-1 slots=1\nw-late slots=1')" ] || fail "stdout: $(cat "$T/out")"
   [ "$(requests)" = 2 ] || fail "expected LIST + one WATCH, got $(requests) requests"
-  [ $ms -lt 5000 ] || fail "took $ms ms"
-  ok "3 of 3 after $ms ms with one watch"
+  ok "3 of 3 with one watch"
   ;;
 hostfile-timeout)
   W='"labels":{"role":"worker"}'
@@ -355,7 +364,9 @@ api-restart)
   run_agent_bg --timeout 20s w-0 echo resumed
   wait_watching 1
   fake_apiserver_restart "$T/api" --pods "$T/pods.json" || fail "restart"
-  sleep 0.5  # let the agent see the refused connections and back off
+  # The restarted server counts from zero: the pod changes once the agent
+  # has come back (after refused connections and backoff) and watches it.
+  wait_for 20 watches_at_least 1 || fail "the agent never watched the restarted server"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   wait_agent 15
   [ $RC -eq 0 ] || fail "rc $RC"
@@ -477,20 +488,23 @@ user-key-unauthorized)
   ok "$ms ms: $(cat "$T/err")"
   ;;
 sshd-killed)
+  # Keepalives off: only the socket's own end (RST/EOF) can end the agent,
+  # so noticing it at all proves it is noticed at once; the wait is only a
+  # hang bound.
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   start_sshd
-  run_agent_bg w-0 "$REMOTE_SLEEP"
+  run_agent_bg -o ServerAliveInterval=0 w-0 "$REMOTE_SLEEP"
   wait_for 10 remote_started || fail "remote command never started"
   sessions=$(sshd_sessions)
   [ -n "$sessions" ] || fail "no sshd session process"
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
   kill -9 $sessions "$(cat "$T/sshd.pid")"
-  wait_agent 10
+  wait_agent 30
   ms=$(ms_since $t0)
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
-  [ $ms -lt 3000 ] || fail "took $ms ms to notice"
+  grep -q 'no answer' "$T/err" && fail "noticed by a keepalive, not the socket: $(cat "$T/err")"
   ok "$ms ms: $(cat "$T/err")"
   ;;
 sigterm-mid-command)
@@ -506,7 +520,9 @@ sigterm-mid-command)
   ;;
 sshd-stopped)
   # A hung peer (SIGSTOP): only keepalives can tell. libssh2 1.10 ticks at
-  # 2 s at least, and CountMax + 1 = 3 silent ticks are allowed: 4-6 s.
+  # 2 s at least, and CountMax + 1 = 3 silent ticks are allowed: the agent
+  # must have measured at least 6 s of silence itself (load only makes it
+  # later; the wait is bounded to catch a hang, not to time it).
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   start_sshd
   run_agent_bg -o ServerAliveInterval=1 -o ServerAliveCountMax=2 w-0 "$REMOTE_SLEEP"
@@ -517,13 +533,14 @@ sshd-stopped)
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
   kill -STOP $sessions
-  wait_agent 10
+  wait_agent 40
   ms=$(ms_since $t0)
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
   grep -qi 'ServerAlive\|keepalive\|not respond' "$T/err" || fail "cause not named: $(cat "$T/err")"
-  [ $ms -ge 3500 ] && [ $ms -lt 8000 ] || fail "detected after $ms ms, want ~4-6 s"
-  ok "$ms ms: $(cat "$T/err")"
+  silence=$(sed -n 's/.*no answer from [^ ]* for \([0-9.]*\)s (.*/\1/p' "$T/err")
+  awk -v s="${silence:-0}" 'BEGIN { exit !(s >= 6.0) }' || fail "gave up after '$silence' s of silence, want >= 6.0"
+  ok "$ms ms, $silence s of silence: $(cat "$T/err")"
   ;;
 no-token-leak)
   # Every failure path, at the highest verbosity, with the trace on: the

@@ -180,6 +180,25 @@ wait_for_lines() {
   done
 }
 
+# Waits up to SECONDS until CMD... succeeds, polled every 50 ms; fails naming WHAT otherwise.
+wait_for_cond() {
+  local limit_s="$1" what="$2" deadline
+  shift 2
+  deadline=$(($(now_ms) + limit_s * 1000))
+  until "$@"; do
+    (($(now_ms) > deadline)) && fail "timed out after ${limit_s}s waiting for $what"
+    sleep 0.05
+  done
+}
+
+# Data segments worker NAME's sshd received on its established sessions (ss -i data_segs_in): while a
+# job is quiet, one per keepalive request of the agent.
+sshd_data_segs_in() {
+  bed_exec_worker "$1" ss -Htin state established '( sport = :22 )' |
+    grep -o 'data_segs_in:[0-9]*' | awk -F: '{ s += $2 } END { print s + 0 }'
+}
+segs_in_at_least() { (($(sshd_data_segs_in "$1") >= $2)); }
+
 # Sleeps until MS milliseconds after the job started (scheduling scenario events, not awaiting conditions).
 at_ms() {
   local target_ms=$((JOB_T0_US / 1000 + $1)) left

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "plugin/base/event_loop.h"
@@ -424,6 +425,13 @@ TEST_F(SshConnectionTest, NotListeningIsRetryableThenSucceeds) {
   loop_.Remove(c2.get());
 }
 
+// The silence a keepalive failure reports: "no answer from w0 for 6.0s (".
+double ReportedSilenceSeconds(const std::string& message) {
+  size_t at = message.find(" for ");
+  if (at == std::string::npos) return -1;
+  return std::strtod(message.c_str() + at + 5, nullptr);
+}
+
 TEST_F(SshConnectionTest, KeepaliveDetectsStoppedServer) {
   ResolvedSshOptions o = Options();
   o.server_alive_interval_s = 1;
@@ -436,17 +444,17 @@ TEST_F(SshConnectionTest, KeepaliveDetectsStoppedServer) {
   ASSERT_TRUE(RunUntil([&] { return out.bytes() > 0; }));
   loop_.Remove(&ticker_);  // Count only the connection's own wakeups.
   ASSERT_THAT(sshd_->Pause(), IsOk());
-  auto start = std::chrono::steady_clock::now();
   long polls_before = loop_.polls();
+  // Bounded generously: a loaded machine makes detection later, never
+  // earlier, and the cause is checked below, not the wall clock.
   RunUntil([&] { return c->state() == State::kFailed; },
-           std::chrono::seconds(10));
-  double took =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
+           std::chrono::seconds(30));
   loop_.Remove(c.get());
   EXPECT_THAT(c->status(), StatusIs(Code::kUnavailable, "no answer from w0"));
-  EXPECT_GE(took, 3.5);  // Never before CountMax 2 s ticks (see SilenceLimit).
-  EXPECT_LE(took, 8.0);
+  // Never before CountMax + 1 silent 2 s ticks (see SilenceLimit): the
+  // silence the connection measured itself, which load cannot shorten.
+  EXPECT_GE(ReportedSilenceSeconds(c->status().message()), 6.0)
+      << c->status().ToString();
   EXPECT_LT(loop_.polls() - polls_before, 50) << "the loop spun";
   c.reset();
   ASSERT_THAT(sshd_->Resume(), IsOk());
@@ -515,7 +523,6 @@ TEST_F(SshConnectionTest, SignalEndsRemoteCommand) {
     pid = ReadPid(pid_file);
     return pid > 0 && out.bytes() > 0;
   }));
-  auto start = std::chrono::steady_clock::now();
   c->Signal("TERM");
   ASSERT_TRUE(RunUntil([&] {
     return c->state() == State::kExited || c->state() == State::kFailed;
@@ -523,8 +530,9 @@ TEST_F(SshConnectionTest, SignalEndsRemoteCommand) {
   loop_.Remove(c.get());
   ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
   EXPECT_EQ(c->exit_result().signal, "TERM");
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2))
-      << sshd_->Log();
+  // The command died of the signal and sshd reported it (exit-signal): not
+  // the grace timer giving up on a command that outlived it.
+  EXPECT_EQ(c->exit_result().signal_message, "") << sshd_->Log();
   EXPECT_TRUE(WaitGone(pid, 2000));
   ::kill(pid, SIGKILL);
 }

@@ -15,6 +15,7 @@
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
 #include "plugin/base/log.h"
+#include "plugin/base/std_fds.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/cluster_config.h"
 #include "plugin/ssh/ssh_options.h"
@@ -183,6 +184,12 @@ int Main(int argc, char** argv) {
 }  // namespace k8s_agent
 
 int main(int argc, char** argv) {
+  // Before anything opens an fd (stdio, config files, the trace).
+  k8s_agent::Status fds = k8s_agent::EnsureStdFdsOpen();
+  if (!fds.ok()) {
+    k8s_agent::LogError(fds.message());
+    return 255;
+  }
   try {
     return k8s_agent::Main(argc, argv);
   } catch (const std::exception& e) {

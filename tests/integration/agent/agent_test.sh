@@ -542,6 +542,29 @@ sshd-stopped)
   awk -v s="${silence:-0}" 'BEGIN { exit !(s >= 6.0) }' || fail "gave up after '$silence' s of silence, want >= 6.0"
   ok "$ms ms, $silence s of silence: $(cat "$T/err")"
   ;;
+closed-stdio)
+  # Started with stdin, stdout or stderr closed, the agent must not hand
+  # that fd number to the first thing it opens (the trace, the signalfd):
+  # it exits with the remote status, as ssh does (sanitise_stdfd). Run
+  # with and without the trace, whose file would otherwise become "stdout".
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  CMD='cat; echo out; echo err >&2; exit 7'
+  OPENSSH=(/usr/bin/ssh -p "$SSH_PORT" -i "$T/ssh/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@127.0.0.1)
+  for closed in '<&-' '>&-' '2>&-'; do
+    for trace in "$T/trace.jsonl" ""; do
+      : > "$T/trace.jsonl"
+      K8S_AGENT_TRACE=$trace timeout 20 bash -c "exec \"\$@\" < /dev/null > $T/out 2> $T/err $closed" _ "$AGENT" "${SSH_ARGS[@]}" w-0 "$CMD"
+      RC=$?
+      [ $RC -eq 7 ] || fail "$closed (trace '${trace}'): rc $RC, want the remote's 7 (124: hung)"
+      grep -qv '^{' "$T/trace.jsonl" && fail "$closed: remote output in the trace: $(cat "$T/trace.jsonl")"
+    done
+    timeout 20 bash -c "exec \"\$@\" < /dev/null > /dev/null 2>&1 $closed" _ "${OPENSSH[@]}" "$CMD"
+    ssh_rc=$?
+    [ $ssh_rc -eq 7 ] || fail "OpenSSH with $closed: rc $ssh_rc"
+  done
+  ok "rc 7 with each of fds 0-2 closed, as OpenSSH"
+  ;;
 no-token-leak)
   # Every failure path, at the highest verbosity, with the trace on: the
   # token (good or bad) must not appear in anything the agent wrote.

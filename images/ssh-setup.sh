@@ -82,7 +82,7 @@ prepare_ssh_dir() {
 setup_ssh_client() {
   local key pattern pattern_list patterns="" known line host_key host_pub
   key="$(user_key_file)" || die "no user key (id_ed25519, id_ecdsa, id_rsa or ssh-privatekey) in $SECRET_DIR"
-  prepare_ssh_dir || die "cannot create $HOME/.ssh (is HOME writable?)"
+  prepare_ssh_dir || die "cannot create $HOME/.ssh: HOME is not writable (mount an emptyDir on $HOME)"
   local id_name="${key##*/}"
   [[ "$id_name" == id_* ]] || id_name=id_job
   install_file "$key" "$SSH_DIR/$id_name" 0600

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds the container images with podman, from the k8s-agent built on this
-# machine (built first if missing; never compiled inside an image):
+# machine (built first if missing; never compiled inside an image). Installs
+# the Debian packages it lacks (podman, debootstrap, the build's own):
 #   k8s-agent           delivery image: the binary, the MCA presets and a
 #                       static copier, to put the agent into any image
 #   k8s-agent-worker    Debian + Open MPI + sshd on 2222 as uid 1000
@@ -28,7 +29,7 @@ context_only=""
 targets=()
 
 usage() {
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0" >&2
   exit 2
 }
 die() {
@@ -56,13 +57,12 @@ deliver="$build_dir/images/k8s-agent-deliver"
 # The binaries come from the project's own build (the one every test runs),
 # built here if missing or older than the sources would make them.
 build_binaries() {
-  if [[ "$build_dir" == "$repo/build" ]]; then
-    [[ -f "$build_dir/CMakeCache.txt" ]] || cmake --preset default >/dev/null
-    cmake --build --preset default --target k8s-agent k8s-agent-deliver >/dev/null
-  else
-    [[ -f "$build_dir/CMakeCache.txt" ]] || die "no CMake build in $build_dir"
-    cmake --build "$build_dir" --target k8s-agent k8s-agent-deliver >/dev/null
+  if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+    [[ "$build_dir" == "$repo/build" ]] || die "no CMake build in $build_dir"
+    (cd "$repo" && cmake --preset default >/dev/null) || die "cmake --preset default failed"
   fi
+  cmake --build "$build_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver >/dev/null ||
+    die "building k8s-agent and k8s-agent-deliver in $build_dir failed"
   [[ -x "$agent" && -x "$deliver" ]] || die "build produced no $agent or $deliver"
 }
 
@@ -123,6 +123,13 @@ dockerfile() {
 main() {
   local ctx target t0 args pkgs=""
   local -a libs
+  # shellcheck source=scripts/deps.sh
+  source "$repo/scripts/deps.sh"
+  if [[ -n "$context_only" ]]; then
+    k8s_agent_install_deps binutils
+  else
+    k8s_agent_install_deps binutils podman debootstrap
+  fi
   build_binaries
   mapfile -t libs < <(extra_libs "$agent")
   if ((${#libs[@]})); then

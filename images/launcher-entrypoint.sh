@@ -20,7 +20,16 @@ source "${K8S_AGENT_SSH_SETUP:-$here/ssh-setup.sh}"
 # `k8s-agent --hostfile`) there is nothing to set up: say so and run the
 # command; a later login to a worker fails with the agent's own message.
 if user_key_file >/dev/null; then
-  setup_ssh_client
+  if prepare_ssh_dir; then
+    setup_ssh_client
+  else
+    # Read-only HOME (readOnlyRootFilesystem): the settings go to a writable
+    # /tmp, and mpirun's agents find them through the environment.
+    dir="${TMPDIR:-/tmp}/k8s-agent-ssh-$(id -u)"
+    echo "${0##*/}: $HOME is not writable; ssh settings for k8s-agent in $dir (K8S_AGENT_SSH_CONFIG)" >&2
+    setup_ssh_client "$dir"
+    export K8S_AGENT_SSH_CONFIG="$dir/config"
+  fi
 else
   echo "${0##*/}: no ssh Secret in $SECRET_DIR (no id_ed25519, id_ecdsa, id_rsa or ssh-privatekey): ~/.ssh/config not written; logins to workers need it" >&2
 fi

@@ -169,6 +169,12 @@ s_build() {
   img_prereqs
   command -v debootstrap >/dev/null || skip "debootstrap missing (scripts/test.sh installs it)"
   [[ -x "$E2E_AGENT" && -x "$build_dir/images/k8s-agent-deliver" ]] || fail "build k8s-agent and k8s-agent-deliver first"
+  # The Debian 13 image (for delivery_debian13) is made meanwhile: on a cold machine both debootstraps
+  # mostly wait for the mirror.
+  # Its own process group, so that a failure here stops all of it (a killed build leaves nothing behind).
+  setsid bash "$repo/scripts/debian-image.sh" trixie "$DEBIAN13_IMAGE" >"$build_dir/images-test/debian13.log" 2>&1 &
+  local debian13_pid=$!
+  trap 'kill -TERM -- "-$debian13_pid" 2>/dev/null' EXIT
   step "scripts/images.sh --build-dir $build_dir (CONTAINERS_CONF=$CONTAINERS_CONF)"
   t0=$(now_ms)
   bash "$repo/scripts/images.sh" --build-dir "$build_dir" --tag "$TAG"
@@ -186,8 +192,10 @@ s_build() {
     img_build_was_warm || fail "a rebuild with nothing changed was not served from the cache (build logs above)"
     step "warm rebuild: ${warm} ms"
   fi
-  bash "$repo/scripts/debian-image.sh" trixie "$DEBIAN13_IMAGE"
-  rc=$?
+  rc=0
+  wait "$debian13_pid" || rc=$?
+  trap - EXIT
+  cat "$build_dir/images-test/debian13.log"
   ((rc == 77)) && skip "no Debian 13 image and it cannot be made here (see above)"
   ((rc == 0)) || fail "scripts/debian-image.sh trixie failed (exit $rc)"
   podman run --rm "$DEBIAN13_IMAGE" grep -q '^VERSION_CODENAME=trixie$' /etc/os-release ||
@@ -240,18 +248,17 @@ s_worker_sshd() {
   [[ "$out" == *"1000 w-0 $(bed_pod_ip apiserver) /usr/local/bin:/usr/bin:/bin"* ]] || fail "session on w-0: $out"
   step "k8s-agent session on w-0: $out"
   # readOnlyRootFilesystem: HOME is not writable, /tmp is (podman's --read-only mounts a tmpfs there, as
-  # an emptyDir would). sshd starts from the Secret in place and says that tree spawn cannot work here.
+  # an emptyDir would). sshd starts from the Secret in place; the client settings for tree spawn go to
+  # /tmp and reach sessions as K8S_AGENT_SSH_CONFIG (launcher_tree_late spawns through such a worker).
   WORKER_RUN_ARGS=(--read-only)
   img_worker_start w-1
   WORKER_RUN_ARGS=()
   bed_worker_phase w-1 Running || fail "control API"
-  podman logs "$BED_PREFIX-w-1" 2>&1 | grep -q 'Tree spawn from this worker cannot work without ~/.ssh/config' ||
-    fail "read-only worker: no note about tree spawn: $(podman logs "$BED_PREFIX-w-1" 2>&1 | head -n 5)"
   out="$(bed_exec_launcher "$E2E_AGENT" -p 2222 -l mpiuser -i "$SECRET/id_ed25519" \
-    -o UserKnownHostsFile="$SECRET/known_hosts" w-1 'echo "$(id -u) $(hostname)"' 2>>"$BED_DIR/out-agent.txt")" ||
-    fail "k8s-agent to the read-only w-1: $out"
-  [[ "$out" == "1000 w-1" ]] || fail "session on the read-only w-1: $out"
-  step "read-only w-1: sshd from the Secret in place (StrictModes no), session ok, tree-spawn note logged"
+    -o UserKnownHostsFile="$SECRET/known_hosts" w-1 'echo "$(id -u) $(hostname) $K8S_AGENT_SSH_CONFIG"; touch ~/x' \
+    2>>"$BED_DIR/out-agent.txt")" && fail "HOME of the read-only w-1 is writable"
+  [[ "$out" == "1000 w-1 /tmp/sshd-1000/ssh/config" ]] || fail "session on the read-only w-1: $out"
+  step "read-only w-1: sshd from the Secret in place (StrictModes no), session ok: $out"
   pass
 }
 
@@ -259,7 +266,8 @@ s_worker_sshd() {
 # with tree spawn (routed_radix 1: launcher -> w-0 -> w-1 -> w-2) over three worker pods, two of them late.
 # The launcher's agent waits for w-0; the agent that orted runs inside w-1 (with the client settings the
 # worker's entrypoint wrote, the in-cluster credentials and the trace setting passed by sshd's SetEnv)
-# waits for w-2. Each late pod is Running before its sshd listens, as on a cluster.
+# waits for w-2. Each late pod is Running before its sshd listens, as on a cluster. w-1 and the launcher
+# run with read-only root file systems.
 s_launcher_tree_late() {
   local pod from
   img_prereqs
@@ -268,11 +276,15 @@ s_launcher_tree_late() {
   HELLO="$(bed_mpi_hello mpicc)" || fail "mpicc failed"
   install -m 0755 "$HELLO" "$SHARED/mpi_hello"
   bed_worker_phase w-0 Pending || fail "control API"
+  # w-1, whose orted runs the agent for w-2, and the launcher have read-only root file systems (HOME
+  # too): their agents find the ssh settings through K8S_AGENT_SSH_CONFIG.
+  WORKER_RUN_ARGS=(--read-only)
   img_worker_start w-1
+  WORKER_RUN_ARGS=()
   bed_worker_phase w-1 Running || fail "control API"
   bed_worker_phase w-2 Pending || fail "control API"
   img_pod_args launcher
-  img_start_job tree "${POD_ARGS[@]}" "$LAUNCHER_IMAGE" mpirun --mca routed_radix 1 -H w-0,w-1,w-2 -np 3 /bed/mpi_hello
+  img_start_job tree "${POD_ARGS[@]}" --read-only "$LAUNCHER_IMAGE" mpirun --mca routed_radix 1 -H w-0,w-1,w-2 -np 3 /bed/mpi_hello
   for pod in w-0 w-2; do
     wait_for_lines "$SHARED/trace.jsonl" '"event": ?"resolved".*"host": ?"'$pod'"' 1 30
     step "an agent waits for $pod: start its container, Running before its sshd listens"

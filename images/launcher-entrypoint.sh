@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Launcher entrypoint: writes ~/.ssh/config for the workers from the job's
-# ssh Secret, then runs the given command (e.g. mpirun).
+# ssh Secret, then runs the given command (e.g. mpirun). Without a Secret it
+# runs the command all the same (with a note on stderr).
 #
 # The config names the job key (IdentityFile), Port 2222 and a known_hosts
 # file that trusts the workers' shared host key (from the Secret's
@@ -15,6 +16,22 @@ here="$(dirname "$(readlink -f "$0")")"
 # shellcheck source=images/ssh-setup.sh
 source "${K8S_AGENT_SSH_SETUP:-$here/ssh-setup.sh}"
 
-setup_ssh_client
+# Without the Secret (e.g. an init container that only runs
+# `k8s-agent --hostfile`) there is nothing to set up: say so and run the
+# command; a later login to a worker fails with the agent's own message.
+if user_key_file >/dev/null; then
+  if prepare_ssh_dir; then
+    setup_ssh_client
+  else
+    # Read-only HOME (readOnlyRootFilesystem): the settings go to a writable
+    # /tmp, and mpirun's agents find them through the environment.
+    dir="${TMPDIR:-/tmp}/k8s-agent-ssh-$(id -u)"
+    echo "${0##*/}: $HOME is not writable; ssh settings for k8s-agent in $dir (K8S_AGENT_SSH_CONFIG)" >&2
+    setup_ssh_client "$dir"
+    export K8S_AGENT_SSH_CONFIG="$dir/config"
+  fi
+else
+  echo "${0##*/}: no ssh Secret in $SECRET_DIR (no id_ed25519, id_ecdsa, id_rsa or ssh-privatekey): ~/.ssh/config not written; logins to workers need it" >&2
+fi
 [[ $# -gt 0 ]] || set -- bash
 exec "$@"

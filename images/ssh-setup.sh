@@ -78,11 +78,18 @@ prepare_ssh_dir() {
 # Writes ~/.ssh/<key>, known_hosts_workers and config so that ssh and
 # k8s-agent reach the workers on $SSH_PORT with the job key, checking the
 # host key strictly. Paths are absolute: OpenSSH expands "~" from the passwd
-# entry, which need not match $HOME in a container.
+# entry, which need not match $HOME in a container. With a directory as $1
+# (HOME is read-only) the files go there instead; only k8s-agent then finds
+# them, through K8S_AGENT_SSH_CONFIG=$1/config.
 setup_ssh_client() {
   local key pattern pattern_list patterns="" known line host_key host_pub
   key="$(user_key_file)" || die "no user key (id_ed25519, id_ecdsa, id_rsa or ssh-privatekey) in $SECRET_DIR"
-  prepare_ssh_dir || die "cannot create $HOME/.ssh (is HOME writable?)"
+  if [[ -n "${1:-}" ]]; then
+    SSH_DIR="$1"
+    mkdir -p "$SSH_DIR" && chmod 0700 "$SSH_DIR" || die "cannot create $SSH_DIR"
+  else
+    prepare_ssh_dir || die "cannot create $HOME/.ssh: HOME is not writable (mount an emptyDir on $HOME)"
+  fi
   local id_name="${key##*/}"
   [[ "$id_name" == id_* ]] || id_name=id_job
   install_file "$key" "$SSH_DIR/$id_name" 0600

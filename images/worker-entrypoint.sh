@@ -70,10 +70,17 @@ else
   # (sticky), which StrictModes rejects for authorized_keys however the
   # files' modes are set. The host key needs no copy: sshd only insists on
   # 0600 for key files that the sshd user owns, and Secret files are root's.
-  echo "${0##*/}: $HOME is not writable; using $SECRET_DIR in place (StrictModes no)" >&2
   strict_modes=no
   sshd_dir="${SSHD_DIR:-${TMPDIR:-/tmp}/sshd-$uid}"
-  mkdir -p "$sshd_dir" && chmod 0700 "$sshd_dir" || die "cannot create $sshd_dir"
+  mkdir -p "$sshd_dir" && chmod 0700 "$sshd_dir" ||
+    die "cannot create $sshd_dir for sshd's config and pid file: mount an emptyDir on $HOME (or on ${TMPDIR:-/tmp})"
+  # No ~/.ssh/config either: the client settings for k8s-agent run by orted
+  # here (tree spawn, beyond 64 hosts) go beside sshd's files, and sessions
+  # get K8S_AGENT_SSH_CONFIG through SetEnv below.
+  setup_ssh_client "$sshd_dir/ssh"
+  export K8S_AGENT_SSH_CONFIG="$sshd_dir/ssh/config"
+  echo "${0##*/}: $HOME is not writable; using $SECRET_DIR in place (StrictModes no)," \
+    "ssh settings for k8s-agent in $K8S_AGENT_SSH_CONFIG" >&2
   host_key="$(secret_file ssh_host_ed25519_key ssh_host_ecdsa_key ssh_host_rsa_key || user_key_file)" ||
     die "no host key (ssh_host_ed25519_key) or user key in $SECRET_DIR"
   auth_keys="$(secret_file authorized_keys id_ed25519.pub id_ecdsa.pub id_rsa.pub ssh-publickey)" ||

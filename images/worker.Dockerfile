@@ -3,48 +3,34 @@
 # (mpiuser), keys from the job's ssh Secret; also carries k8s-agent, which
 # orted runs here under tree spawn (more than 64 hosts).
 #
-# Build from the repository root:
-#   docker build -f images/worker.Dockerfile -t k8s-agent-worker .
-# Run with the Secret mounted at /etc/ssh-secret (see images/k8s/).
+# Build with scripts/images.sh: it builds k8s-agent once on the host and
+# stages this image's build context (k8s-agent, the MCA presets, the
+# entrypoint scripts), so no compiler runs in the image and a source change
+# costs a COPY, not a rebuild. Run with the Secret mounted at /etc/ssh-secret
+# (see images/k8s/).
 
 ARG DEBIAN_IMAGE=debian:bookworm-slim
-
-# --- k8s-agent, built from this repository.
-FROM ${DEBIAN_IMAGE} AS build
-RUN apt-get update \
- && apt-get install -y --no-install-recommends \
-      ca-certificates cmake g++ make pkg-config \
-      libcurl4-openssl-dev libssh2-1-dev nlohmann-json3-dev libyaml-cpp-dev \
- && rm -rf /var/lib/apt/lists/*
-WORKDIR /src
-COPY CMakeLists.txt ./
-COPY plugin/ plugin/
-COPY launcher/ launcher/
-COPY ompi-conf/ ompi-conf/
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
- && cmake --build build -j"$(nproc)" --target k8s-agent \
- && strip build/launcher/k8s-agent \
- && build/launcher/k8s-agent --version
-
-# --- Runtime.
 FROM ${DEBIAN_IMAGE}
-# openssh-server's postinst generates host keys; they are dropped because the
-# job's Secret supplies the one host key all workers share (the launcher
-# trusts exactly that key).
+
+# The same first layers as launcher.Dockerfile, so the two images share
+# them. AGENT_PACKAGES is empty for the portable k8s-agent (only glibc);
+# for a binary linked against the build machine's libraries images.sh names
+# their packages (same Debian release only). openssh-server's postinst
+# generates host keys; they are dropped because the job's Secret supplies
+# the one host key all workers share (the launcher trusts exactly that key).
+ARG AGENT_PACKAGES=""
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      openmpi-bin openssh-server openssh-client \
-      libcurl4 libssh2-1 libyaml-cpp0.7 ca-certificates \
+      openmpi-bin openssh-client openssh-server ca-certificates ${AGENT_PACKAGES} \
  && rm -rf /var/lib/apt/lists/* /etc/ssh/ssh_host_*
 RUN useradd --uid 1000 --user-group --create-home --shell /bin/bash mpiuser
 
-COPY --from=build /src/build/launcher/k8s-agent /usr/local/bin/k8s-agent
-COPY images/ssh-setup.sh images/worker-entrypoint.sh /usr/local/lib/k8s-agent/
+COPY k8s-agent /usr/local/bin/k8s-agent
+COPY ssh-setup.sh worker-entrypoint.sh /usr/local/lib/k8s-agent/
 # Under tree spawn the orted here launches further daemons, and a preset in
-# a config file is not forwarded to it: it reads this node's file.
-COPY ompi-conf/openmpi-mca-params.conf ompi-conf/prte-mca-params.conf /etc/openmpi/
-RUN chmod 0755 /usr/local/bin/k8s-agent /usr/local/lib/k8s-agent/*.sh \
- && chmod 0644 /etc/openmpi/openmpi-mca-params.conf /etc/openmpi/prte-mca-params.conf
+# a config file is not forwarded to it: it reads this node's file. Debian's
+# openmpi-common ships openmpi-mca-params.conf with only comments.
+COPY openmpi-mca-params.conf prte-mca-params.conf /etc/openmpi/
 
 # sshd gives ssh sessions (orted, prted) only its compiled-in PATH and none of
 # the container's environment; the entrypoint copies PATH, LD_LIBRARY_PATH

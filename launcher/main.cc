@@ -51,16 +51,26 @@ void PrintOut(const std::string& text) {
   std::fflush(stdout);
 }
 
-// Layers ~/.ssh/config and /etc/ssh/ssh_config under the command line, as
-// ssh does: images built for mpi-operator configure ssh there.
+// Layers ~/.ssh/config (or --ssh-config: a worker whose HOME is read-only
+// keeps its settings elsewhere) and /etc/ssh/ssh_config under the command
+// line, as ssh does: images built for mpi-operator configure ssh there.
 StatusOr<ssh::ResolvedSshOptions> SshSettings(
     const Options& options, const std::map<std::string, std::string>& env) {
   ssh::SshOptions merged = options.ssh;
   std::string host = options.host;
+  std::string user_config = options.ssh_config_file.empty()
+                                ? HomeDir(env) + "/.ssh/config"
+                                : options.ssh_config_file;
   for (const std::string& path :
-       {HomeDir(env) + "/.ssh/config", std::string("/etc/ssh/ssh_config")}) {
+       {user_config, std::string("/etc/ssh/ssh_config")}) {
     StatusOr<std::string> text = ReadFileToString(path);
     if (!text.ok()) {
+      // A file the user named must exist, as with ssh -F.
+      if (path == options.ssh_config_file) {
+        return InvalidArgumentError(
+            "--ssh-config " + path + ": " + text.status().message() +
+            " (fix K8S_AGENT_SSH_CONFIG or --ssh-config)");
+      }
       if (text.status().code() == Code::kNotFound) continue;
       LogWarning("ignoring " + path + ": " + text.status().message());
       continue;

@@ -74,6 +74,9 @@ constexpr LongOption kLongOptions[] = {
     {"trace", "FILE", true,
      "append one JSON line per phase per host (resolved, running, ssh ready, "
      "started, exited); many agents may share the file"},
+    {"ssh-config", "FILE", true,
+     "ssh client settings to read instead of ~/.ssh/config (then "
+     "/etc/ssh/ssh_config), e.g. where HOME is read-only"},
     {"verbose", nullptr, true,
      "same as -v (K8S_AGENT_VERBOSE=N sets the level: 1 or 2)"},
     {"quiet", nullptr, true, "same as -q"},
@@ -614,6 +617,8 @@ Status ApplySetting(const Setting& s, Options* o) {
     o->fail_on_reasons = reasons;
   } else if (name == "trace") {
     o->trace_file = v;
+  } else if (name == "ssh-config") {
+    o->ssh_config_file = v;
   } else if (name == "verbose") {
     StatusOr<bool> b = ParseBool(v);
     StatusOr<int> n = ParseInt(v);

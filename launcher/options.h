@@ -49,6 +49,8 @@ struct Options {
   std::string wait_for = "running";             ///< "running" | "ready".
   /// Container waiting reasons that fail the wait at once.
   std::vector<std::string> fail_on_reasons;
+  /// --ssh-config FILE: read instead of ~/.ssh/config; empty = that file.
+  std::string ssh_config_file;
 
   /// --hostfile mode: print an Open MPI hostfile of the matching pods.
   bool hostfile = false;

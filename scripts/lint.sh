@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 mapfile -t sources < <(git ls-files '*.cc' '*.h')
 clang-format --dry-run --Werror "${sources[@]}"
-mapfile -t units < <(git ls-files 'plugin/*.cc' 'launcher/*.cc' 'tests/*.cc')
+mapfile -t units < <(git ls-files 'plugin/*.cc' 'launcher/*.cc' 'images/*.cc' 'tests/*.cc')
 # GCC-only warning flags in the compile database are not errors for clang.
 clang-tidy -p "$build" --quiet --extra-arg=-Wno-unknown-warning-option \
   "${units[@]}"

@@ -10,8 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/deps.sh
-# MPICH and a Debian 13 root (Open MPI 5) serve the e2e scenarios 11 and 13.
-k8s_agent_install_deps mpich libmpich-dev debootstrap
+# MPICH and a Debian 13 root (Open MPI 5) serve the e2e scenarios 11 and 13;
+# podman (with runc, see tests/images/podman_conf.sh) the image tests.
+k8s_agent_install_deps mpich libmpich-dev debootstrap podman runc
 
 preset=default
 if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi

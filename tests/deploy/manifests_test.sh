@@ -85,7 +85,28 @@ def env_of(container):
     return {e["name"]: e for e in container.get("env", [])}
 
 def is_launcher(container):
-    return "launcher" in container.get("image", "")
+    return "launcher" in container.get("image", "") or container.get("name") == "launcher"
+
+def is_delivery_image(ref):
+    return ref.rsplit("/", 1)[-1].split(":")[0] == "k8s-agent"
+
+def agent_dir(spec, container):
+    """Where the delivery image puts k8s-agent for this container: the mount
+    of an image volume of it, or of an emptyDir that an init container of it
+    fills (its args name the directory). None without delivery."""
+    vols = {v["name"]: v for v in spec.get("volumes", [])}
+    for m in container.get("volumeMounts", []):
+        v = vols.get(m["name"], {})
+        if is_delivery_image(v.get("image", {}).get("reference", "")):
+            return m["mountPath"]
+        if "emptyDir" not in v:
+            continue
+        for ic in spec.get("initContainers", []):
+            mounts = [im["mountPath"] for im in ic.get("volumeMounts", []) if im["name"] == m["name"]]
+            if is_delivery_image(ic.get("image", "")) and mounts == [m["mountPath"]] \
+                    and ic.get("args") == mounts:
+                return m["mountPath"]
+    return None
 
 # --- The base.
 base = objects(os.path.join(tmp, "base.json"))
@@ -147,9 +168,20 @@ for f in sorted(os.listdir(tmp)):
     check(len(launchers) == 1, f"{f}: one launcher container")
     for n, c in launchers:
         e = env_of(c)
-        check(e.get("OMPI_MCA_plm_rsh_agent", {}).get("value") == "k8s-agent"
-              and e.get("PRTE_MCA_plm_ssh_agent", {}).get("value") == "k8s-agent",
-              f"{f}: launcher selects k8s-agent for Open MPI 4 and 5")
+        spec = next(s for o in objs for _, s in pod_specs(o) if c in s["containers"])
+        where = agent_dir(spec, c)
+        agent = "k8s-agent" if where is None else where + "/k8s-agent"
+        check(e.get("OMPI_MCA_plm_rsh_agent", {}).get("value") == agent
+              and e.get("PRTE_MCA_plm_ssh_agent", {}).get("value") == agent,
+              f"{f}: launcher selects {agent} for Open MPI 4 and 5")
+        if where is None:
+            continue
+        # Delivery into the user's image: every pod of the job (workers run
+        # the agent under tree spawn) gets it at the same path.
+        for o in objs:
+            for pn, ps in pod_specs(o):
+                for pc in ps["containers"]:
+                    check(agent_dir(ps, pc) == where, f"{f}: {pn}/{pc['name']} gets k8s-agent in {where}")
     for o in objs:
         for n, s in pod_specs(o):
             if any(is_launcher(c) for c in s["containers"]):

@@ -594,6 +594,7 @@ TEST(OptionsTest, EveryEnvironmentVariable) {
       {"K8S_AGENT_WAIT_FOR", "ready"},
       {"K8S_AGENT_FAIL_ON_REASONS", "ErrImagePull"},
       {"K8S_AGENT_TRACE", "/tr"},
+      {"K8S_AGENT_SSH_CONFIG", "/tmp/sshd-1000/ssh/config"},
       {"K8S_AGENT_VERBOSE", "2"},
       {"K8S_AGENT_QUIET", "yes"},
       {"K8S_AGENT_SLOTS", "8"},
@@ -612,6 +613,7 @@ TEST(OptionsTest, EveryEnvironmentVariable) {
   EXPECT_EQ(o->wait_for, "ready");
   EXPECT_THAT(o->fail_on_reasons, ElementsAre("ErrImagePull"));
   EXPECT_EQ(o->trace_file, "/tr");
+  EXPECT_EQ(o->ssh_config_file, "/tmp/sshd-1000/ssh/config");
   EXPECT_EQ(o->verbosity, 2);
   EXPECT_TRUE(o->quiet);
   EXPECT_EQ(o->slots, 8);
@@ -958,6 +960,7 @@ TEST(UsageTextTest, DocumentsEveryOptionAndVariable) {
                            "--wait-for STATE",
                            "--fail-on-reasons LIST",
                            "--trace FILE",
+                           "--ssh-config FILE",
                            "--verbose",
                            "--quiet",
                            "--wait-only",
@@ -988,6 +991,7 @@ TEST(UsageTextTest, DocumentsEveryOptionAndVariable) {
                            "K8S_AGENT_WAIT_FOR",
                            "K8S_AGENT_FAIL_ON_REASONS",
                            "K8S_AGENT_TRACE",
+                           "K8S_AGENT_SSH_CONFIG",
                            "K8S_AGENT_VERBOSE",
                            "K8S_AGENT_QUIET",
                            "K8S_AGENT_SLOTS",

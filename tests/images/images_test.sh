@@ -1,0 +1,376 @@
+#!/bin/bash
+# shellcheck disable=SC2016,SC2034 # snippets run in the containers; e2e_lib.sh reads E2E_*, JOB_*
+# SPDX-License-Identifier: Apache-2.0
+# The container images, built and run for real: scripts/images.sh builds them with podman, then each
+# scenario runs them as the pods of an e2e bed (tests/bed/bed.sh): `podman run --network ns:/run/netns/POD`
+# joins the pod's network namespace, which plays the pause container. The job's ssh Secret is mounted as
+# the kubelet lays it out (timestamped dir, ..data symlinks, files root:fsGroup 0440, dir 1777), the
+# service-account files as in-cluster. Every container runs as uid 1000 with --cap-drop ALL.
+#
+# usage: images_test.sh [--build-dir DIR] SCENARIO     (DIR: the CMake build with k8s-agent; default build/)
+#   build               scripts/images.sh (cold or warm), the Debian 13 base, the images' contents
+#   worker_sshd         worker sshd as uid 1000 without capabilities; k8s-agent logs in on 2222; the same
+#                       with a read-only root file system
+#   launcher_tree_late  the launcher's mpirun (its entrypoint, its preset) with tree spawn through the
+#                       workers' own k8s-agent, over worker pods that start late
+#   delivery_debian13   the delivery image fills an emptyDir (and serves as an image volume); an unchanged
+#                       Debian 13 image runs the agent from it and launches a job on the workers
+# Exit: 0 pass, 1 fail, 77 skip (not root, podman missing, images not built).
+set -uo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+build_dir="$repo/build"
+if [[ "${1:-}" == --build-dir ]]; then
+  build_dir="$(realpath -m "$2")"
+  shift 2
+fi
+scenario="${1:-}"
+E2E_NAME="images_$scenario"
+E2E_AGENT="$build_dir/launcher/k8s-agent"
+# shellcheck source=../integration/e2e/e2e_lib.sh
+. "$repo/tests/integration/e2e/e2e_lib.sh"
+# shellcheck source=podman_conf.sh
+. "$here/podman_conf.sh"
+
+TAG=latest
+WORKER_IMAGE="k8s-agent-worker:$TAG"
+LAUNCHER_IMAGE="k8s-agent-launcher:$TAG"
+DELIVERY_IMAGE="k8s-agent:$TAG"
+DEBIAN13_IMAGE="debian:trixie-slim"
+IMG_CONTAINERS=()
+WORKER_RUN_ARGS=() # More podman run arguments for the next worker.
+
+img_prereqs() {
+  [[ $EUID -eq 0 ]] || skip "needs root (network namespaces, podman's root store)"
+  command -v podman >/dev/null || skip "podman not installed (scripts/test.sh installs it)"
+  command -v runc >/dev/null || skip "runc not installed (scripts/test.sh installs it)"
+  podman_test_conf "$build_dir/images-test"
+}
+
+img_need_images() {
+  local i
+  for i in "$@"; do
+    podman image exists "$i" || skip "image $i not built (the images.build test builds it)"
+  done
+}
+
+# Removes this scenario's containers (by name), then the bed.
+img_down() {
+  ((${#IMG_CONTAINERS[@]})) && podman rm -f -i -t 0 "${IMG_CONTAINERS[@]}" >/dev/null 2>&1
+  bed_down
+}
+
+img_bed_up() {
+  bed_gc
+  BED_NO_TRAP=1 bed_up "$1" || fail "bed did not come up"
+  trap 'img_down' EXIT
+  trap 'img_down; trap - INT; kill -INT $$' INT
+  trap 'img_down; trap - TERM; kill -TERM $$' TERM
+  # What every container may write: the trace and the job's output (uid 1000).
+  SHARED="$BED_DIR/shared"
+  mkdir -p "$SHARED"
+  chmod 0777 "$SHARED"
+  install -m 0666 /dev/null "$SHARED/trace.jsonl"
+  ln -sf "$SHARED/trace.jsonl" "$BED_DIR/trace.jsonl"
+  img_make_secret
+  step "bed up: $BED_DIR net $BED_NET.0/24"
+}
+
+# The job's Secret as the kubelet mounts it with defaultMode 0440 and fsGroup 1000: files under a
+# timestamped directory, a ..data symlink to it, one symlink per key; files root:1000 0440, the directory
+# world-writable and sticky. known_hosts trusts the one shared host key for every worker name.
+img_make_secret() {
+  local data="..2026_01_01_00_00_00.000000001" f kt kb
+  SECRET="$BED_DIR/secret"
+  mkdir -p "$SECRET/$data"
+  ssh-keygen -q -t ed25519 -N '' -C mpi-job -f "$SECRET/$data/id_ed25519" || fail "ssh-keygen (user key)"
+  ssh-keygen -q -t ed25519 -N '' -C mpi-workers -f "$SECRET/$data/ssh_host_ed25519_key" || fail "ssh-keygen (host key)"
+  read -r kt kb _ <"$SECRET/$data/ssh_host_ed25519_key.pub"
+  printf 'w-*,[w-*]:2222 %s %s\n' "$kt" "$kb" >"$SECRET/$data/known_hosts"
+  ln -s "$data" "$SECRET/..data"
+  for f in id_ed25519 id_ed25519.pub ssh_host_ed25519_key ssh_host_ed25519_key.pub known_hosts; do
+    ln -s "..data/$f" "$SECRET/$f"
+  done
+  chown -R 0:1000 "$SECRET"
+  chmod 0440 "$SECRET/$data"/*
+  chmod 2755 "$SECRET/$data"
+  chmod 1777 "$SECRET"
+}
+
+# podman run arguments that make a container (named NAME, default POD) part of bed pod POD, as a kubelet would: the pod's netns, its
+# hostname, the cluster's names, the Secret and the service account, uid 1000 with no capabilities.
+img_pod_args() {
+  local pod="$1" name="$BED_PREFIX-${2:-$1}"
+  IMG_CONTAINERS+=("$name")
+  POD_ARGS=(--name "$name" --network "ns:/run/netns/$(bed_netns "$pod")" --hostname "$pod"
+    --add-host "kubernetes.default.svc:$(bed_pod_ip apiserver)" --add-host "launcher:$(bed_pod_ip launcher)"
+    --dns 127.0.0.1 --user 1000:1000 --cap-drop ALL --security-opt no-new-privileges
+    -v "$SECRET:/etc/ssh-secret:ro" -v "$BED_DIR/sa:/var/run/secrets/kubernetes.io/serviceaccount:ro"
+    -v "$SHARED:/bed" -e "KUBERNETES_SERVICE_HOST=$(bed_pod_ip apiserver)"
+    -e "KUBERNETES_SERVICE_PORT=$BED_API_PORT" -e K8S_AGENT_TRACE=/bed/trace.jsonl
+    -e "WORKER_HOST_PATTERN=w-*")
+}
+
+# Starts worker POD's container (the image's entrypoint: sshd on 2222) and waits until sshd listens.
+# WORKER_RUN_ARGS are added to its podman run arguments.
+# With "nowait" as $2 it only starts it (the pod is Running before its sshd answers, as on a cluster).
+img_worker_start() {
+  local pod="$1"
+  img_pod_args "$pod"
+  podman run -d "${POD_ARGS[@]}" "${WORKER_RUN_ARGS[@]}" "$WORKER_IMAGE" >/dev/null ||
+    fail "podman run $WORKER_IMAGE for $pod failed"
+  [[ "${2:-}" == nowait ]] || img_worker_wait "$pod"
+}
+
+img_worker_wait() {
+  local pod="$1" deadline=$((SECONDS + 30))
+  until podman logs "$BED_PREFIX-$pod" 2>&1 | grep -q 'Server listening on 0.0.0.0 port 2222'; do
+    if ((SECONDS > deadline)) || [[ "$(podman inspect -f '{{.State.Running}}' "$BED_PREFIX-$pod" 2>/dev/null)" != true ]]; then
+      podman logs "$BED_PREFIX-$pod" 2>&1 | tail -n 20
+      fail "sshd of $pod did not listen on 2222"
+    fi
+    sleep 0.05
+  done
+}
+
+# Runs `podman run ARGS...` in the background as the job (see e2e_lib's wait_job); output in out-TAG.txt.
+img_start_job() {
+  local tag="$1"
+  shift
+  JOB_OUT="$BED_DIR/out-$tag.txt"
+  JOB_T0_US="$(now_us)"
+  step "start [$tag]: podman run ${*: -6}"
+  podman run "$@" >"$JOB_OUT" 2>&1 </dev/null &
+  JOB_PID=$!
+}
+
+img_worker_logins() {
+  podman logs "$BED_PREFIX-$1" 2>&1 | grep -oE 'Accepted publickey for [a-z]+ from [0-9.]+' | sort -u
+}
+
+# ---------------------------------------------------------------------------------------------------------
+
+# Whether the last scripts/images.sh run used the layer cache for every step of every image.
+img_build_was_warm() {
+  local log steps cached
+  for log in worker launcher delivery; do
+    log="$build_dir/images/$log.log"
+    grep -qE '^(Get:|Unpacking |Setting up )' "$log" && return 1
+    steps="$(grep -cE '^STEP [0-9]+/' "$log")"
+    cached="$(grep -c '^--> Using cache' "$log")"
+    # Every step but FROM is a cache hit.
+    ((cached == steps - 1)) || return 1
+  done
+}
+
+s_build() {
+  local t0 rc cold warm files out
+  img_prereqs
+  command -v debootstrap >/dev/null || skip "debootstrap missing (scripts/test.sh installs it)"
+  [[ -x "$E2E_AGENT" && -x "$build_dir/images/k8s-agent-deliver" ]] || fail "build k8s-agent and k8s-agent-deliver first"
+  # The Debian 13 image (for delivery_debian13) is made meanwhile: on a cold machine both debootstraps
+  # mostly wait for the mirror.
+  # Its own process group, so that a failure here stops all of it (a killed build leaves nothing behind).
+  setsid bash "$repo/scripts/debian-image.sh" trixie "$DEBIAN13_IMAGE" >"$build_dir/images-test/debian13.log" 2>&1 &
+  local debian13_pid=$!
+  trap 'kill -TERM -- "-$debian13_pid" 2>/dev/null' EXIT
+  step "scripts/images.sh --build-dir $build_dir (CONTAINERS_CONF=$CONTAINERS_CONF)"
+  t0=$(now_ms)
+  bash "$repo/scripts/images.sh" --build-dir "$build_dir" --tag "$TAG"
+  rc=$?
+  ((rc == 77)) && skip "no base image and it cannot be made here (see above)"
+  ((rc == 0)) || fail "scripts/images.sh failed (exit $rc)"
+  cold=$(($(now_ms) - t0))
+  step "scripts/images.sh took ${cold} ms"
+  # Warm means every layer came from podman's cache and nothing was installed. A first run that was not
+  # warm is followed by a second one that must be.
+  if ! img_build_was_warm; then
+    t0=$(now_ms)
+    bash "$repo/scripts/images.sh" --build-dir "$build_dir" --tag "$TAG" || fail "second scripts/images.sh failed"
+    warm=$(($(now_ms) - t0))
+    img_build_was_warm || fail "a rebuild with nothing changed was not served from the cache (build logs above)"
+    step "warm rebuild: ${warm} ms"
+  fi
+  rc=0
+  wait "$debian13_pid" || rc=$?
+  trap - EXIT
+  cat "$build_dir/images-test/debian13.log"
+  ((rc == 77)) && skip "no Debian 13 image and it cannot be made here (see above)"
+  ((rc == 0)) || fail "scripts/debian-image.sh trixie failed (exit $rc)"
+  podman run --rm "$DEBIAN13_IMAGE" grep -q '^VERSION_CODENAME=trixie$' /etc/os-release ||
+    fail "$DEBIAN13_IMAGE is not Debian 13"
+
+  # The delivery image holds the agent, the presets and the copier, and nothing else (no shell).
+  podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
+  podman create --name k8s-agent-images-test "$DELIVERY_IMAGE" >/dev/null || fail "podman create $DELIVERY_IMAGE"
+  files="$(podman export k8s-agent-images-test | tar -tvf - | awk '$1 ~ /^-/ && $3 > 0 { print $NF }' | sort | tr '\n' ' ')"
+  podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
+  [[ "$files" == "k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf " ]] ||
+    fail "delivery image holds: $files"
+  out="$(podman run --rm "$DELIVERY_IMAGE" 2>&1)"
+  rc=$?
+  if ((rc != 2)) || [[ "$out" != "usage: k8s-agent-deliver DIR"* ]]; then
+    fail "k8s-agent image without DIR: exit $rc: $out"
+  fi
+  local name
+  for name in "$WORKER_IMAGE" "$LAUNCHER_IMAGE"; do
+    [[ "$(podman image inspect -f '{{.Config.User}}' "$name")" == 1000:1000 ]] || fail "$name does not run as 1000:1000"
+    podman run --rm --entrypoint /usr/local/bin/k8s-agent "$name" --version >/dev/null || fail "k8s-agent does not run in $name"
+  done
+  # The launcher runs commands that need no ssh (an init container's `k8s-agent --hostfile`) without
+  # a Secret, saying why it wrote no ~/.ssh/config.
+  out="$(podman run --rm "$LAUNCHER_IMAGE" k8s-agent --version 2>&1)" || fail "launcher without a Secret: $out"
+  [[ "$out" == *"no ssh Secret in /etc/ssh-secret"*"k8s-agent "[0-9]* ]] || fail "launcher without a Secret: $out"
+  step "sizes: $(podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'k8s-agent|debian' | tr '\n' ';')"
+  pass
+}
+
+s_worker_sshd() {
+  local pid status out
+  img_prereqs
+  img_need_images "$WORKER_IMAGE"
+  img_bed_up 2
+  img_worker_start w-0
+  bed_worker_phase w-0 Running || fail "control API"
+  pid="$(podman inspect -f '{{.State.Pid}}' "$BED_PREFIX-w-0")"
+  status="$(cat "/proc/$pid/status")"
+  [[ "$(awk '/^Uid:/ { print $2 }' <<<"$status")" == 1000 ]] || fail "the worker's sshd is not uid 1000"
+  [[ "$(awk '/^CapEff:/ { print $2 }' <<<"$status")" == 0000000000000000 ]] || fail "the worker's sshd has capabilities"
+  [[ "$(cat "/proc/$pid/comm")" == sshd ]] || fail "the container's main process is $(cat "/proc/$pid/comm"), not sshd"
+  podman exec "$BED_PREFIX-w-0" grep -qx 'StrictModes yes' /home/mpiuser/.sshd/sshd_config ||
+    fail "the worker's sshd runs without StrictModes"
+  step "w-0: sshd as uid 1000, no capabilities, StrictModes yes, listening on 2222"
+  # The host's k8s-agent, in the launcher pod, with the Secret's key and known_hosts.
+  out="$(bed_exec_launcher "$E2E_AGENT" -p 2222 -l mpiuser -i "$SECRET/id_ed25519" \
+    -o UserKnownHostsFile="$SECRET/known_hosts" -o StrictHostKeyChecking=yes w-0 \
+    'echo "$(id -u) $(hostname) $KUBERNETES_SERVICE_HOST $PATH"' 2>"$BED_DIR/out-agent.txt")" || fail "k8s-agent to w-0: $out"
+  [[ "$out" == *"1000 w-0 $(bed_pod_ip apiserver) /usr/local/bin:/usr/bin:/bin"* ]] || fail "session on w-0: $out"
+  step "k8s-agent session on w-0: $out"
+  # readOnlyRootFilesystem: HOME is not writable, /tmp is (podman's --read-only mounts a tmpfs there, as
+  # an emptyDir would). sshd starts from the Secret in place; the client settings for tree spawn go to
+  # /tmp and reach sessions as K8S_AGENT_SSH_CONFIG (launcher_tree_late spawns through such a worker).
+  WORKER_RUN_ARGS=(--read-only)
+  img_worker_start w-1
+  WORKER_RUN_ARGS=()
+  bed_worker_phase w-1 Running || fail "control API"
+  out="$(bed_exec_launcher "$E2E_AGENT" -p 2222 -l mpiuser -i "$SECRET/id_ed25519" \
+    -o UserKnownHostsFile="$SECRET/known_hosts" w-1 'echo "$(id -u) $(hostname) $K8S_AGENT_SSH_CONFIG"; touch ~/x' \
+    2>>"$BED_DIR/out-agent.txt")" && fail "HOME of the read-only w-1 is writable"
+  [[ "$out" == "1000 w-1 /tmp/sshd-1000/ssh/config" ]] || fail "session on the read-only w-1: $out"
+  step "read-only w-1: sshd from the Secret in place (StrictModes no), session ok: $out"
+  pass
+}
+
+# One job for both: the launcher image's mpirun (its entrypoint and preset; no agent on the command line)
+# with tree spawn (routed_radix 1: launcher -> w-0 -> w-1 -> w-2) over three worker pods, two of them late.
+# The launcher's agent waits for w-0; the agent that orted runs inside w-1 (with the client settings the
+# worker's entrypoint wrote, the in-cluster credentials and the trace setting passed by sshd's SetEnv)
+# waits for w-2. Each late pod is Running before its sshd listens, as on a cluster. w-1 and the launcher
+# run with read-only root file systems.
+s_launcher_tree_late() {
+  local pod from
+  img_prereqs
+  img_need_images "$WORKER_IMAGE" "$LAUNCHER_IMAGE"
+  img_bed_up 3
+  HELLO="$(bed_mpi_hello mpicc)" || fail "mpicc failed"
+  install -m 0755 "$HELLO" "$SHARED/mpi_hello"
+  bed_worker_phase w-0 Pending || fail "control API"
+  # w-1, whose orted runs the agent for w-2, and the launcher have read-only root file systems (HOME
+  # too): their agents find the ssh settings through K8S_AGENT_SSH_CONFIG.
+  WORKER_RUN_ARGS=(--read-only)
+  img_worker_start w-1
+  WORKER_RUN_ARGS=()
+  bed_worker_phase w-1 Running || fail "control API"
+  bed_worker_phase w-2 Pending || fail "control API"
+  img_pod_args launcher
+  img_start_job tree "${POD_ARGS[@]}" --read-only "$LAUNCHER_IMAGE" mpirun --mca routed_radix 1 -H w-0,w-1,w-2 -np 3 /bed/mpi_hello
+  for pod in w-0 w-2; do
+    wait_for_lines "$SHARED/trace.jsonl" '"event": ?"resolved".*"host": ?"'$pod'"' 1 30
+    step "an agent waits for $pod: start its container, Running before its sshd listens"
+    img_worker_start "$pod" nowait
+    bed_worker_phase "$pod" Running || fail "control API"
+  done
+  wait_job 60
+  expect_rc 0
+  expect_ranks 3
+  expect_rank_hosts 1 w-0 w-1 w-2
+  expect_trace_path w-0 w-1 w-2
+  expect_trace grep w-2 ssh_ready ':2222'
+  show_timeline
+  local logins
+  for pod in w-0 w-1 w-2; do
+    logins="$(img_worker_logins "$pod")"
+    step "$pod: $(tr '\n' ';' <<<"$logins")"
+    [[ $pod == w-0 ]] && from="$(bed_pod_ip launcher)" || from="$(bed_pod_ip "w-$((${pod#w-} - 1))")"
+    [[ "$logins" == "Accepted publickey for mpiuser from $from" ]] || fail "$pod: expected one login from $from"
+  done
+  pass
+}
+
+s_delivery_debian13() {
+  local dir out rc libs
+  img_prereqs
+  img_need_images "$WORKER_IMAGE" "$DELIVERY_IMAGE" "$DEBIAN13_IMAGE"
+  img_bed_up 2
+  # (1) The init container: the delivery image's default command fills an emptyDir (mode 0777).
+  dir="$BED_DIR/emptydir"
+  mkdir -p "$dir"
+  chmod 0777 "$dir"
+  out="$(podman run --rm --cap-drop ALL -v "$dir:/opt/k8s-agent" "$DELIVERY_IMAGE" /opt/k8s-agent 2>&1)" ||
+    fail "delivery into the emptyDir: $out"
+  step "$out"
+  [[ "$(stat -c '%a %u' "$dir/k8s-agent")" == "755 65532" ]] || fail "delivered k8s-agent: $(stat -c '%a %u' "$dir/k8s-agent")"
+  cmp -s "$dir/prte-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" || fail "delivered preset differs"
+  libs="$(readelf -d "$dir/k8s-agent" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]$/\1/p' | tr '\n' ' ')"
+  step "the delivered k8s-agent needs: $libs"
+
+  img_worker_start w-0
+  bed_worker_phase w-0 Running || fail "control API"
+  bed_worker_phase w-1 Pending || fail "control API"
+  # (2) The user's image, unchanged: stock Debian 13, none of the build machine's libraries, no ssh
+  # client, no passwd entry for uid 1000. It mounts the emptyDir where the init container filled it and
+  # launches a job: discover the workers, then run a command on each through the agent.
+  img_pod_args launcher
+  img_start_job debian13 "${POD_ARGS[@]}" -v "$dir:/opt/k8s-agent:ro" "$DEBIAN13_IMAGE" bash -ec '
+    grep "^PRETTY_NAME" /etc/os-release
+    a=/opt/k8s-agent/k8s-agent
+    $a --version
+    echo "waiting for 2 workers"
+    hosts="$($a --hostfile --selector role=worker --wait-for-count 2 --timeout 60s)"
+    for h in $(cut -d" " -f1 <<<"$hosts"); do
+      $a -p 2222 -l mpiuser -i /etc/ssh-secret/id_ed25519 -o UserKnownHostsFile=/etc/ssh-secret/known_hosts \
+        "$h" "echo job step on \$(hostname) as \$(id -un)"
+    done'
+  wait_for_lines "$JOB_OUT" '^waiting for 2 workers$' 1 30
+  step "Debian 13 launcher waits for the workers: start w-1"
+  img_worker_start w-1 nowait
+  bed_worker_phase w-1 Running || fail "control API"
+  wait_job 60
+  expect_rc 0
+  expect_output '^PRETTY_NAME="Debian GNU/Linux 13'
+  expect_output '^job step on w-0 as mpiuser$'
+  expect_output '^job step on w-1 as mpiuser$'
+  step "Debian 13 image ran the delivered agent: $(grep -c '^job step' "$JOB_OUT") job steps"
+
+  # (3) The image volume: the delivery image itself mounted read-only (what a Kubernetes image volume
+  # does), the agent at the volume's root.
+  img_pod_args launcher launcher-iv
+  out="$(podman run --rm "${POD_ARGS[@]}" --mount "type=image,source=$DELIVERY_IMAGE,destination=/opt/k8s-agent" \
+    "$DEBIAN13_IMAGE" /opt/k8s-agent/k8s-agent -p 2222 -l mpiuser -i /etc/ssh-secret/id_ed25519 \
+    -o UserKnownHostsFile=/etc/ssh-secret/known_hosts w-1 'echo image volume ok on $(hostname)' 2>&1)"
+  rc=$?
+  if ((rc != 0)) || [[ "$out" != *"image volume ok on w-1"* ]]; then
+    fail "agent from the image volume: exit $rc: $out"
+  fi
+  step "$out"
+  pass
+}
+
+case "$scenario" in
+build | worker_sshd | launcher_tree_late | delivery_debian13) "s_$scenario" ;;
+*)
+  sed -n '9,16p' "$0" >&2
+  exit 2
+  ;;
+esac

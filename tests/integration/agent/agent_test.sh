@@ -428,6 +428,31 @@ retry-after)
   [ $ms -lt 6000 ] || fail "took $ms ms"
   ok "waited $ms ms for Retry-After: 2"
   ;;
+stdin)
+  # stdin is forwarded byte for byte and then closed (EOF), as ssh does: a
+  # remote reader that waits for EOF ends, and sees exactly what was sent.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  head -c 3000000 /dev/urandom > "$T/in"
+  want=$(sha256sum < "$T/in" | cut -d' ' -f1)
+  run_agent w-0 'sha256sum | cut -d" " -f1; echo eof-seen' < "$T/in"
+  [ $RC -eq 0 ] || fail "file: rc $RC"
+  [ "$(cat "$T/out")" = "$want"$'\n'eof-seen ] || fail "file: remote saw $(head -c 200 "$T/out")"
+  # A pipe whose writer pauses, then writes more and exits: all of it
+  # arrives, then EOF. A key first, as PRRTE's prted will read one.
+  { printf 'dvm-key-123\n'; sleep 0.3; printf 'tail'; } |
+    run_agent w-0 'read key; rest=$(cat); echo "key=$key rest=$rest"'
+  [ $RC -eq 0 ] || fail "pipe: rc $RC"
+  [ "$(cat "$T/out")" = "key=dvm-key-123 rest=tail" ] || fail "pipe: $(cat "$T/out")"
+  # -n: no stdin read at all; the remote side gets EOF at once.
+  run_agent -n w-0 'n=$(wc -c); echo "bytes=$n"' < "$T/in"
+  [ $RC -eq 0 ] || fail "-n: rc $RC"
+  [ "$(tr -d ' ' < "$T/out")" = "bytes=0" ] || fail "-n: $(cat "$T/out")"
+  # stdin at /dev/null (what Open MPI gives an agent): EOF at once.
+  run_agent w-0 'n=$(wc -c); echo "bytes=$n"' < /dev/null
+  [ "$(tr -d ' ' < "$T/out")" = "bytes=0" ] || fail "/dev/null: $(cat "$T/out")"
+  ok "3 MB file and a paused pipe forwarded, then EOF; -n and /dev/null give EOF at once"
+  ;;
 burst-500)
   start_sshd
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'

@@ -86,7 +86,8 @@ setup_ssh_client() {
   key="$(user_key_file)" || die "no user key (id_ed25519, id_ecdsa, id_rsa or ssh-privatekey) in $SECRET_DIR"
   if [[ -n "${1:-}" ]]; then
     SSH_DIR="$1"
-    mkdir -p "$SSH_DIR" && chmod 0700 "$SSH_DIR" || die "cannot create $SSH_DIR"
+    mkdir -p "$SSH_DIR" && chmod 0700 "$SSH_DIR" ||
+      die "cannot create $SSH_DIR: neither HOME nor ${TMPDIR:-/tmp} is writable (mount an emptyDir on one)"
   else
     prepare_ssh_dir || die "cannot create $HOME/.ssh: HOME is not writable (mount an emptyDir on $HOME)"
   fi

@@ -146,7 +146,10 @@ main() {
       args=(-f "$(dockerfile "$target")" -t "$(image_name "$target"):$tag")
       [[ "$target" == delivery ]] || args+=(--build-arg "DEBIAN_IMAGE=$base")
       [[ "$target" == delivery || -z "$pkgs" ]] || args+=(--build-arg "AGENT_PACKAGES=${pkgs% }")
-      printf 'docker build %s %s\n' "${args[*]}" "$ctx"
+      printf 'docker build'
+      printf ' %q' "${args[@]}" "$ctx"
+      printf '\n'
+
     done
     return 0
   fi

@@ -61,8 +61,20 @@ img_down() {
   bed_down
 }
 
-img_bed_up() {
+# Containers of beds whose test was killed (a ctest timeout sends SIGKILL: no trap runs). Container names
+# start with their bed's prefix; a bed still up has a state file naming it.
+img_gc() {
+  local name prefix
   bed_gc
+  while read -r name; do
+    prefix="${name%%-*}"
+    grep -qsx "BED_PREFIX=$prefix" /tmp/k8s-agent-bed.*/state ||
+      podman rm -f -i -t 0 "$name" >/dev/null 2>&1
+  done < <(podman ps -a --format '{{.Names}}' | grep -E '^kab[0-9a-f]{4}-')
+}
+
+img_bed_up() {
+  img_gc
   BED_NO_TRAP=1 bed_up "$1" || fail "bed did not come up"
   trap 'img_down' EXIT
   trap 'img_down; trap - INT; kill -INT $$' INT
@@ -98,8 +110,9 @@ img_make_secret() {
   chmod 1777 "$SECRET"
 }
 
-# podman run arguments that make a container (named NAME, default POD) part of bed pod POD, as a kubelet would: the pod's netns, its
-# hostname, the cluster's names, the Secret and the service account, uid 1000 with no capabilities.
+# podman run arguments that make a container (named NAME, default POD) part of bed pod POD, as a kubelet
+# would: the pod's netns, its hostname, the cluster's names, the Secret and the service account, uid 1000
+# with no capabilities.
 img_pod_args() {
   local pod="$1" name="$BED_PREFIX-${2:-$1}"
   IMG_CONTAINERS+=("$name")

@@ -99,11 +99,11 @@ void HostWaiter::RetryApi(const Status& why, TimePoint now) {
     Fail(why.WithContext("looking up " + PodRef()));
     return;
   }
-  Duration delay = api_backoff_.Next(now);
-  Duration retry_after = client_->last_retry_after();
-  if (why.code() == Code::kResourceExhausted && retry_after > delay) {
-    delay = retry_after;  // The server said when; don't come back sooner.
-  }
+  // After a 429: when the server said, plus jitter (see NextAfter).
+  Duration delay =
+      why.code() == Code::kResourceExhausted
+          ? api_backoff_.NextAfter(client_->last_retry_after(), now)
+          : api_backoff_.Next(now);
   LogInfo(host_.original + ": " + why.message() + "; retrying in " +
           FormatDuration(delay));
   NoteState("API server: " + why.message(), now);

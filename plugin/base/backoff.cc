@@ -29,6 +29,13 @@ Duration Backoff::Next(TimePoint now) {
   return Duration(dist(rng_));
 }
 
+Duration Backoff::NextAfter(Duration server_delay, TimePoint now) {
+  Duration own = Next(now);
+  if (server_delay <= Duration::zero()) return own;
+  std::uniform_int_distribution<Duration::rep> dist(0, own.count());
+  return server_delay + Duration(dist(rng_));
+}
+
 void Backoff::Reset() {
   ceiling_ = params_.initial;
   failures_ = 0;

@@ -37,6 +37,13 @@ class Backoff {
 
   /// Returns the delay before the next attempt.
   Duration Next(TimePoint now);
+  /// The delay after a refusal whose Retry-After said `server_delay`
+  /// (zero: none): never sooner than the server asked, plus a random
+  /// share of the backoff, in [server_delay, server_delay + Next(now)].
+  /// Agents refused together (one job's agents share one APF flow) come
+  /// back spread over a window that widens with each refusal, so a 429
+  /// storm drains instead of repeating in lockstep.
+  Duration NextAfter(Duration server_delay, TimePoint now);
   void Reset();
   int failures() const { return failures_; }
 

@@ -319,12 +319,10 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
         StartWatch(now);
       }
       return;
-    case Code::kResourceExhausted: {
-      Duration delay = client_->last_retry_after();
-      if (delay <= Duration::zero()) delay = backoff_.Next(now);
-      BackOff(why, delay, now);
+    case Code::kResourceExhausted:
+      // When the server said, plus jitter (see Backoff::NextAfter).
+      BackOff(why, backoff_.NextAfter(client_->last_retry_after(), now), now);
       return;
-    }
     case Code::kUnavailable:
     case Code::kInternal:
     case Code::kDeadlineExceeded:

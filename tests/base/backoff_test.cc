@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "tests/fakes/fake_clock.h"
 
 namespace k8s_agent {
@@ -38,6 +41,37 @@ TEST(BackoffTest, SameSeedSameSequence) {
   Backoff a(Backoff::ApiDefaults(), 7), b(Backoff::ApiDefaults(), 7);
   for (int i = 0; i < 5; ++i)
     EXPECT_EQ(a.Next(clock.Now()), b.Next(clock.Now()));
+}
+
+TEST(BackoffTest, RetryAfterIsAFloorPlusSpreadingJitter) {
+  // Given Retry-After 1 s and 800 ms doubling, expect each delay in
+  // [1 s, 1 s + ceiling], and 200 agents refused at the same instant to
+  // come back spread out rather than together.
+  FakeClock clock;
+  std::set<Duration::rep> distinct;
+  Duration lo = seconds(100), hi = Duration::zero();
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Backoff b(Backoff::ApiDefaults(), seed);
+    Duration d = b.NextAfter(seconds(1), clock.Now());
+    EXPECT_GE(d, seconds(1));
+    EXPECT_LE(d, seconds(1) + milliseconds(800));
+    distinct.insert(d.count());
+    lo = std::min(lo, d);
+    hi = std::max(hi, d);
+  }
+  EXPECT_GT(distinct.size(), 190u);
+  EXPECT_GT(hi - lo, milliseconds(500));
+  // Refused again and again: the window widens with the backoff.
+  Backoff b(Backoff::ApiDefaults(), 5);
+  Duration last = Duration::zero();
+  for (int i = 0; i < 6; ++i) last = b.NextAfter(seconds(1), clock.Now());
+  EXPECT_GE(last, seconds(1));
+  EXPECT_LE(last, seconds(1) + seconds(26));
+  // No Retry-After: the plain backoff.
+  Backoff c(Backoff::ApiDefaults(), 9);
+  Duration d = c.NextAfter(Duration::zero(), clock.Now());
+  EXPECT_GE(d, milliseconds(400));
+  EXPECT_LE(d, milliseconds(800));
 }
 
 TEST(BackoffTest, SshProbeStartsFastAndStaysUnderASecond) {

@@ -14,6 +14,8 @@ Usage:
                     --token-file token [--token-file more] [--pods pods.json]
                     [--bookmark-interval S] [--expired-mode event|http]
                     [--port-file FILE] [--log FILE]
+                    [--apf-seats N [--apf-queue M] [--apf-queue-wait S]
+                     [--apf-retry-after S]]
 Prints "READY <port>" on stdout once listening (and writes --port-file).
 Token files are re-read on every request: rotating = rewriting the file.
 
@@ -47,6 +49,8 @@ Test controls (bearer token required; not counted in stats, never faulted):
          {"compact": true}       every RV before now becomes 410 Expired;
          {"expired_mode": "event"|"http"}  how a too-old watch RV fails;
          {"clear": true}         forget pending faults.
+  GET    /_control/apf     with --apf-seats: admitted/queued/rejected counts
+         (POST /_control/apf/reset zeroes them); see apf.py.
   GET    /_control/stats   {"requests": {"GET /api/v1/.../pods/w0": 3,
          "LIST /api/v1/namespaces/default/pods": 1, "WATCH ...": 1}, "total": N}
   POST   /_control/stats/reset
@@ -67,6 +71,8 @@ import threading
 import time
 import urllib.parse
 import uuid
+
+import apf  # The APF-like admission limit (--apf-seats), a module beside this.
 
 # Watches replay from this log; older entries are dropped (and become 410).
 MAX_LOG = 100000
@@ -493,6 +499,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.server.state
 
     # --- plumbing -----------------------------------------------------------
+    def end_headers(self):
+        super().end_headers()
+        apf.headers_sent(self)  # A watch keeps no APF seat while it streams.
+
     def send_json(self, code, obj, headers=None):
         body = (json.dumps(obj) + "\n").encode()
         self.send_response(code)
@@ -565,7 +575,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.send_status(401, "Unauthorized")
             if path.startswith("/_control"):
                 return self.control(method, path)
-            self.api(method, path, query)
+            apf.serve(self, lambda: self.api(method, path, query))
         except DropWatch:
             self.close_connection = True
             try:
@@ -832,6 +842,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             with st.cond:
                 return self.send_json(200, {"requests": dict(st.stats),
                                             "total": st.total})
+        if parts[:1] == ["apf"] and self.server.apf is not None:
+            if method == "POST" and parts[1:] == ["reset"]:
+                self.server.apf.reset()
+            return self.send_json(200, self.server.apf.stats())
         if parts == ["stats", "reset"] and method == "POST":
             with st.cond:
                 st.stats.clear()
@@ -867,6 +881,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 class Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 1024  # listen() backlog: 1,000 agents connect at once.
 
     def handle_error(self, request, client_address):
         # A client that gives up mid-handshake (wrong CA) is normal here.
@@ -893,6 +908,7 @@ def main():
                    help="too-old watch RV: in-stream ERROR (as kube-apiserver)"
                    " or HTTP 410")
     p.add_argument("--log")
+    apf.add_arguments(p)
     args = p.parse_args()
 
     state = State(args)
@@ -904,6 +920,7 @@ def main():
     server.token_files = args.token_file
     server.bookmark_interval = args.bookmark_interval
     server.logfile = open(args.log, "a") if args.log else None
+    server.apf = apf.from_args(args)
     if args.cert:
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(args.cert, args.key)

@@ -174,11 +174,14 @@ TEST_F(PodWatcherTest, TooManyRequestsWaitsRetryAfterThenSameRvNoRelist) {
   transport_.Respond(0, 429, StatusBody(429, "TooManyRequests"),
                      {{"retry-after", "7"}});
   EXPECT_EQ(watcher_.state(), State::kBackingOff);
-  EXPECT_EQ(watcher_.NextWake(), clock_.Now() + seconds(7));
-  clock_.Advance(seconds(6));
+  // Retry-After, plus up to one backoff step (800 ms) of jitter.
+  Duration delay = watcher_.NextWake() - clock_.Now();
+  EXPECT_GE(delay, seconds(7));
+  EXPECT_LE(delay, seconds(7) + milliseconds(800));
+  clock_.Advance(seconds(7) - milliseconds(1));
   Tick();
   EXPECT_EQ(transport_.size(), 1u);
-  clock_.Advance(seconds(1));
+  clock_.Advance(delay - seconds(7) + milliseconds(1));
   Tick();
   ASSERT_EQ(transport_.size(), 2u);
   ExpectWatchFrom("5");

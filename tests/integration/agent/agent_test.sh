@@ -453,6 +453,49 @@ stdin)
   [ "$(tr -d ' ' < "$T/out")" = "bytes=0" ] || fail "/dev/null: $(cat "$T/out")"
   ok "3 MB file and a paused pipe forwarded, then EOF; -n and /dev/null give EOF at once"
   ;;
+apf-storm)
+  # One job's agents share one APF flow. With 2 seats, a queue of 2 and a
+  # 50 ms queue wait, 20 agents started together get 429s; each must come
+  # back no sooner than Retry-After (1 s) and at its own jittered moment,
+  # and all of them must end ready. Counts come from the server.
+  fake_apiserver_restart "$T/api" --pods "$T/pods.json" --apf-seats 2 \
+    --apf-queue 2 --apf-queue-wait 0.05 --apf-retry-after 1 || fail "restart"
+  n=20
+  for i in $(seq 0 $((n - 1))); do pod "apf-$i" '{"phase":"Running","podIP":"127.0.0.1"}'; done
+  printf '[apf-*]:%s %s\n' "$SSH_PORT" "$hostkey" >> "$T/ssh/known_hosts"
+  # Enough unauthenticated connections for every agent at once.
+  echo 'MaxStartups 100:30:200' >> "$T/ssh/sshd_config"
+  start_sshd
+  fake_apiserver_control "$T/api" POST /_control/apf/reset > /dev/null || fail "apf reset"
+  # Each of the first n GETs holds its seat for 300 ms, so agents starting
+  # one after another still overlap (a real server is busy, not instant).
+  api POST /_control/faults "{\"delay_ms\":300,\"count\":$n,\"method\":\"GET\"}"
+  pids=()
+  for i in $(seq 0 $((n - 1))); do
+    "$AGENT" "${SSH_ARGS[@]}" -v --timeout 50s --wait-only "apf-$i" > "$T/out.$i" 2> "$T/err.$i" &
+    pids+=($!)
+  done
+  bad=0
+  for i in $(seq 0 $((n - 1))); do wait "${pids[$i]}" || { bad=$((bad + 1)); cat "$T/err.$i" >&2; }; done
+  [ $bad -eq 0 ] || fail "$bad of $n agents failed"
+  apf=$(fake_apiserver_control "$T/api" GET /_control/apf) || fail "apf stats"
+  rejected=$(echo "$apf" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["rejected"])')
+  in_flight=$(echo "$apf" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["max_in_flight"])')
+  [ "$rejected" -ge 1 ] || fail "no 429 at all: the limit did not bite ($apf)"
+  [ "$in_flight" -le 2 ] || fail "more than 2 requests in flight ($apf)"
+  # The agents' own account of each retry: "...; retrying in 1.4s".
+  cat "$T"/err.* | sed -n 's/.*Too many requests.*; retrying in \([0-9.]*\)s$/\1/p' > "$T/delays"
+  retries=$(wc -l < "$T/delays")
+  [ "$retries" -ge 1 ] || fail "no agent logged a 429 retry ($apf)"
+  /usr/bin/python3 - "$T/delays" <<'PY' || fail "retry delays: $(sort "$T/delays" | uniq -c | tr '\n' ' ')"
+import sys
+d = [float(x) for x in open(sys.argv[1])]
+assert min(d) >= 1.0, "a retry came sooner than Retry-After: %s" % min(d)
+assert len(d) < 2 or len(set(d)) > 1, "every retry waited exactly the same"
+PY
+  grep -c '"event":"ssh_ready"' "$T/trace.jsonl" | grep -qx "$n" || fail "not $n ssh_ready records"
+  ok "$n agents ready; $rejected x 429, $retries retries, delays $(sort -n "$T/delays" | uniq | tr '\n' ' ')"
+  ;;
 burst-500)
   start_sshd
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'

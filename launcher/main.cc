@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "launcher/options.h"
+#include "launcher/report_main.h"
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
 #include "plugin/base/log.h"
@@ -143,6 +144,8 @@ int Main(int argc, char** argv) {
   if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
   if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
   for (const std::string& note : options.notes) LogDebug(note);
+  // Reading traces needs no cluster: answer before looking for one.
+  if (options.report) return ReportMain(options);
 
   const std::string host = options.hostfile ? "--hostfile" : options.host;
   auto fail = [&](const Status& status) {

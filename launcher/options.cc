@@ -72,8 +72,9 @@ constexpr LongOption kLongOptions[] = {
      "comma-separated container waiting reasons that fail the wait at once, "
      "or none (default: @DEFAULT_REASONS@)"},
     {"trace", "FILE", true,
-     "append one JSON line per phase per host (resolved, running, ssh ready, "
-     "started, exited); many agents may share the file"},
+     "append one JSON line per phase per host (begin, resolved, pod_status, "
+     "pod_running, ssh_ready, started, exited, failed); many agents may "
+     "share the file; read it with --report"},
     {"ssh-config", "FILE", true,
      "ssh client settings to read instead of ~/.ssh/config (then "
      "/etc/ssh/ssh_config), e.g. where HOME is read-only"},
@@ -104,6 +105,16 @@ constexpr LongOption kLongOptions[] = {
     {"wait-for-count", "N", true,
      "--hostfile: first wait (watching, up to --timeout; on expiry exit 255 "
      "naming the pods not ready and why) until N pods qualify"},
+    {"report", nullptr, false,
+     "print where each host's start-up time went, from --trace files (all "
+     "words after the options are trace files, e.g. the launcher's and the "
+     "workers' under tree spawn); --format json for tools; exit 255 if a "
+     "file is unreadable or holds no trace record"},
+    {"chrome", "FILE", false,
+     "--report: also write Chrome trace-event JSON (ui.perfetto.dev, "
+     "chrome://tracing): a track per host, a span per phase"},
+    {"svg", "FILE", false,
+     "--report: also write a Gantt chart (SVG, a row per host)"},
     {"config", "FILE", false,
      "config file (default: $K8S_AGENT_CONFIG, else /etc/k8s-agent.conf)"},
     {"help", nullptr, false, "print this help and exit"},
@@ -160,6 +171,7 @@ struct ArgvScan {
   bool version = false;
   bool wait_only = false;
   bool hostfile = false;
+  bool report = false;
   bool quiet = false;
   int verbose_count = 0;
   std::string config_path;
@@ -385,6 +397,8 @@ Status ScanLongOption(const std::vector<std::string>& args, size_t* i,
     scan->wait_only = true;
   } else if (name == "hostfile") {
     scan->hostfile = true;
+  } else if (name == "report") {
+    scan->report = true;
   } else if (name == "verbose") {
     ++scan->verbose_count;
   } else if (name == "quiet") {
@@ -432,7 +446,7 @@ StatusOr<ArgvScan> ScanArgs(const std::vector<std::string>& args) {
   size_t i = 0;
   while (i < args.size()) {
     const std::string& word = args[i];
-    const bool many_hosts = scan.wait_only || scan.hostfile;
+    const bool many_hosts = scan.wait_only || scan.hostfile || scan.report;
     if (!options_ended && word == "--") {
       options_ended = true;
       ++i;
@@ -645,17 +659,45 @@ Status ApplySetting(const Setting& s, Options* o) {
     o->slots_from_resource = v;
   } else if (name == "format") {
     std::string format = ToLower(Trim(v));
-    if (format != "openmpi" && format != "horovod") {
-      return UsageError(what, "unknown format", "use openmpi or horovod");
+    if (format != "openmpi" && format != "horovod" && format != "text" &&
+        format != "json") {
+      return UsageError(what, "unknown format",
+                        "use openmpi or horovod (--hostfile), text or json "
+                        "(--report)");
     }
     o->format = format;
+  } else if (name == "chrome" || name == "svg") {
+    (name == "chrome" ? o->chrome_file : o->svg_file) = v;
   } else {
     return InternalError("option --" + name + " has no handler");
   }
   return OkStatus();
 }
 
+Status ValidateReport(Options* o) {
+  if (o->hostfile || o->wait_only) {
+    return UsageError("--report with --hostfile or --wait-only", "both given",
+                      "use one mode");
+  }
+  if (o->hosts.empty()) {
+    return UsageError(
+        "--report", "no trace file given",
+        "usage: k8s-agent --report TRACE...; " + std::string(kSeeHelp));
+  }
+  if (o->format == "openmpi") o->format = "text";
+  if (o->format != "text" && o->format != "json") {
+    return UsageError("--report --format " + o->format, "not a report format",
+                      "use text or json");
+  }
+  return OkStatus();
+}
+
 Status ValidateMode(Options* o) {
+  if (o->report) return ValidateReport(o);
+  if (!o->chrome_file.empty() || !o->svg_file.empty()) {
+    return UsageError("--chrome / --svg", "given without --report",
+                      "use k8s-agent --report TRACE... --svg FILE");
+  }
   if (o->hostfile && o->wait_only) {
     return UsageError("--hostfile and --wait-only", "both given", "use one");
   }
@@ -664,6 +706,10 @@ Status ValidateMode(Options* o) {
                       "use one");
   }
   if (o->hostfile) {
+    if (o->format == "text" || o->format == "json") {
+      return UsageError("--hostfile --format " + o->format,
+                        "not a hostfile format", "use openmpi or horovod");
+    }
     if (!o->hosts.empty()) {
       return UsageError(Quoted("--hostfile", o->hosts.front()), "takes no HOST",
                         "--hostfile lists the pods matching --selector");
@@ -741,6 +787,7 @@ StatusOr<Options> ParseOptions(
   o.ssh = scan.ssh;
   o.wait_only = scan.wait_only;
   o.hostfile = scan.hostfile;
+  o.report = scan.report;
   o.hosts = scan.hosts;
   o.command_words = scan.command_words;
   o.command = Join(o.command_words, " ");
@@ -754,6 +801,8 @@ std::string UsageText() {
       "Usage: k8s-agent [options] [user@]HOST [options] COMMAND-WORD...\n"
       "       k8s-agent [options] --wait-only HOST...\n"
       "       k8s-agent [options] --hostfile [--selector LABELS]\n"
+      "       k8s-agent --report [--format json] [--svg F] [--chrome F] "
+      "TRACE...\n"
       "       k8s-agent --help | --version\n"
       "\n"
       "Runs a command on the Kubernetes pod named HOST over SSH, as ssh "
@@ -851,10 +900,11 @@ std::string UsageText() {
       "value;\n"
       "whole-line # comments and blank lines are skipped; an unknown name is "
       "an\n"
-      "error. Modes (--wait-only, --hostfile, --help, --version) and --config "
-      "are\n"
-      "command-line only. Precedence: command line, then environment, then "
-      "file.\n"
+      "error. Modes (--wait-only, --hostfile, --report, --help, --version), "
+      "--chrome,\n"
+      "--svg and --config are command-line only. Precedence: command line, "
+      "then\n"
+      "environment, then file.\n"
       "\n"
       "Under Open MPI: the agent string (plm_rsh_agent) is split on ':' and "
       "on\n"
@@ -868,7 +918,24 @@ std::string UsageText() {
       "pod's\n"
       "environment: give those pods the config file (or rely on the "
       "in-cluster\n"
-      "service account). Examples:\n"
+      "service account).\n"
+      "\n"
+      "Launch report (--report): trace times are the agent's clock; "
+      "pod_status lines\n"
+      "carry the pod's creationTimestamp, condition lastTransitionTimes and "
+      "container\n"
+      "startedAt as the API server, scheduler and kubelet wrote them: their "
+      "clocks,\n"
+      "whole seconds. A pod time is placed no later than the agent first saw "
+      "it; a\n"
+      "later one means that clock is ahead of the agent's and is reported as "
+      "clock\n"
+      "skew. A clock that is behind only makes a phase look longer. Exit 0 "
+      "even when\n"
+      "hosts failed (the report names them); 255 for unreadable or empty "
+      "traces.\n"
+      "\n"
+      "Examples:\n"
       "  mpirun --mca plm_rsh_agent \"k8s-agent --timeout=5m\" -H w-0,w-1 "
       "./app\n"
       "  OMPI_MCA_plm_rsh_agent=k8s-agent PRTE_MCA_plm_ssh_agent=k8s-agent "
@@ -881,7 +948,9 @@ std::string UsageText() {
       "  horovodrun --host-discovery-script ./discover.sh ...  (discover.sh: "
       "exec\n"
       "      k8s-agent --hostfile --format horovod --selector role=worker "
-      "--slots 4)\n";
+      "--slots 4)\n"
+      "  k8s-agent --report --svg launch.svg --chrome launch.json "
+      "trace.jsonl w-*.jsonl\n";
   return out;
 }
 

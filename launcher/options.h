@@ -65,6 +65,12 @@ struct Options {
   /// --wait-only mode: wait until every HOST is ready, run nothing.
   bool wait_only = false;
 
+  /// --report mode: `hosts` are trace files; print the launch report
+  /// (format "text", or "json"; the default "openmpi" means text).
+  bool report = false;
+  std::string chrome_file;  ///< --chrome FILE: Chrome trace-event JSON.
+  std::string svg_file;     ///< --svg FILE: Gantt chart.
+
   /// The config file that was read, or empty if none was.
   std::string config_file;
   /// Things worth a debug line (ignored flags, unknown -o keys, unknown

@@ -8,8 +8,9 @@
 # starts a throw-away cluster (each pod a network namespace with its own sshd and hostname, plus a fake
 # Kubernetes API server over TLS), starts `mpirun --mca plm_rsh_agent k8s-agent` while the worker pods are
 # still Pending / starting, makes them ready at staggered times (one pod Running long before its sshd
-# accepts connections), prints the ranks' output and a per-host timeline from k8s-agent's --trace, and
-# removes everything it made. Needs root (network namespaces) and about 10 seconds.
+# accepts connections), prints the ranks' output, a per-host timeline from k8s-agent's --trace and the launch
+# report (k8s-agent --report: phases per host, critical path; SVG Gantt chart and Chrome trace written to
+# BUILD/demo-report/), and removes everything it made. Needs root (network namespaces) and about 10 seconds.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +21,7 @@ AGENT=""
 NP=""
 
 usage() {
-  sed -n '3,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 while [[ $# -gt 0 ]]; do
@@ -136,6 +137,17 @@ cat <<EOF
     running   = the pod was Running with an IP (k8s-agent watches the pod, it does not poll)
     ssh ready = an SSH handshake to the pod IP succeeded (Running is not enough: see w-$LATE)
     started   = the remote command (Open MPI's orted) was started over SSH
+EOF
+# The report reads the trace; keep it, the chart and the Chrome trace after the bed is gone.
+REPORT_DIR="$BUILD/demo-report"
+mkdir -p "$REPORT_DIR" && cp "$TRACE" "$REPORT_DIR/trace.jsonl"
+say "where the start-up time went: k8s-agent --report $REPORT_DIR/trace.jsonl"
+"$AGENT" -q --report --svg "$REPORT_DIR/launch.svg" --chrome "$REPORT_DIR/launch.trace.json" \
+  "$REPORT_DIR/trace.jsonl" 2>&1 | sed 's/^/    /'
+cat <<EOF
+    Gantt chart (open in a browser):                     $REPORT_DIR/launch.svg
+    Chrome trace (ui.perfetto.dev or chrome://tracing):  $REPORT_DIR/launch.trace.json
+    Pod times come from the pod's own timestamps (whole seconds); SSH times from the agent's clock.
 EOF
 say "tearing the simulated cluster down"
 bed_down || true  # Best effort: leftovers are reported by bed_down itself.

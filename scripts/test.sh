@@ -13,6 +13,10 @@ source scripts/deps.sh
 # MPICH and a Debian 13 root (Open MPI 5) serve the e2e scenarios 11 and 13;
 # podman (with runc, see tests/images/podman_conf.sh) the image tests.
 k8s_agent_install_deps mpich libmpich-dev debootstrap podman runc
+# Headless Chromium renders --report's SVG (tests/integration/report); the
+# test skips with its reason if it cannot be installed.
+k8s_agent_install_deps chromium ||
+  echo "test.sh: chromium not installed: report.svg-chromium-* will skip" >&2
 
 preset=default
 if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi

@@ -4,6 +4,7 @@
 #include "plugin/agent/host_waiter.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
@@ -16,6 +17,13 @@ namespace {
 constexpr int kListPageSize = 500;
 
 std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
+
+// The same scale as a trace record's t_mono_us.
+int64_t MonoMicros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             t.time_since_epoch())
+      .count();
+}
 
 // "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted".
 std::string PodSummary(const kube::Pod& pod) {
@@ -61,6 +69,8 @@ void HostWaiter::Start(TimePoint now) {
   started_ = now;
   overall_ = Deadline::After(now, policy_.timeout);
   next_progress_ = now + policy_.progress_after;
+  tracer_->RecordFields(host_.original, pod_name_, "begin",
+                        {{"on", tracer_->local_host()}});
   NoteState("looking up the pod", now);
   if (host_.kind == HostName::Kind::kIp) {
     List(now);
@@ -285,6 +295,7 @@ void HostWaiter::Evaluate(TimePoint now) {
   }
   deleted_at_ = TimePoint::max();
   missing_since_ = TimePoint::max();
+  pod_status_trace_.Observe(*pod, host_.original, pod_name_, tracer_);
 
   Status fatal = CheckFatal(*pod);
   if (!fatal.ok()) {
@@ -335,6 +346,7 @@ void HostWaiter::StartAttempt(const kube::Pod& pod, TimePoint now) {
   state_ = State::kProbing;
   attempt_ip_ = pod.pod_ip;
   attempt_uid_ = pod.uid;
+  attempt_started_ = now;
   ++ssh_attempts_;
   if (ssh_failures_ == 0) NoteState(PodSummary(pod) + ", connecting", now);
   attempt_ =
@@ -353,10 +365,11 @@ void HostWaiter::CheckAttempt(TimePoint now) {
   switch (attempt_->state()) {
     case ssh::SshConnection::State::kReady: {
       state_ = State::kReady;
-      tracer_->Record(host_.original, pod_name_, "ssh_ready",
-                      attempt_ip_ + ":" + std::to_string(policy_.ssh_port) +
-                          " after " + std::to_string(ssh_attempts_) +
-                          " attempt(s)");
+      tracer_->RecordFields(
+          host_.original, pod_name_, "ssh_ready",
+          {{"attempt_t_mono_us", MonoMicros(attempt_started_)}},
+          attempt_ip_ + ":" + std::to_string(policy_.ssh_port) + " after " +
+              std::to_string(ssh_attempts_) + " attempt(s)");
       LogInfo(host_.original + ": ssh to " + attempt_ip_ + " ready after " +
               FormatDuration(now - started_) + " (" +
               std::to_string(ssh_attempts_) + " attempt(s))");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "plugin/agent/host_name.h"
+#include "plugin/agent/pod_status_trace.h"
 #include "plugin/agent/trace.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
@@ -151,6 +152,7 @@ class HostWaiter : public Pollable {
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
   std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
   bool running_traced_ = false;
+  PodStatusTrace pod_status_trace_;
   TimePoint missing_since_ = TimePoint::max();
   bool said_missing_ = false;
   bool said_unschedulable_ = false;
@@ -160,6 +162,7 @@ class HostWaiter : public Pollable {
   std::unique_ptr<ssh::SshConnection> attempt_;
   std::string attempt_ip_;
   std::string attempt_uid_;
+  TimePoint attempt_started_{};  // For --trace: sshd vs handshake time.
   Backoff ssh_backoff_;
   TimePoint ssh_retry_at_ = TimePoint::min();
   int ssh_attempts_ = 0;

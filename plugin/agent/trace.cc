@@ -22,13 +22,23 @@ StatusOr<Tracer> Tracer::Open(const std::string& path, Clock* clock) {
         .WithContext("cannot open trace file");
   }
   t.fd_.reset(fd);
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) == 0) t.local_host_ = name;
   return t;
 }
 
 void Tracer::Record(const std::string& host, const std::string& pod,
                     const std::string& event, const std::string& detail) {
   if (!fd_.valid()) return;
-  nlohmann::json j;
+  RecordFields(host, pod, event, nlohmann::json::object(), detail);
+}
+
+void Tracer::RecordFields(const std::string& host, const std::string& pod,
+                          const std::string& event,
+                          const nlohmann::json& fields,
+                          const std::string& detail) {
+  if (!fd_.valid()) return;
+  nlohmann::json j = fields.is_object() ? fields : nlohmann::json::object();
   j["host"] = host;
   j["pod"] = pod;
   j["event"] = event;

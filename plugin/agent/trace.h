@@ -4,6 +4,7 @@
 #ifndef K8S_AGENT_PLUGIN_AGENT_TRACE_H_
 #define K8S_AGENT_PLUGIN_AGENT_TRACE_H_
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "plugin/base/clock.h"
@@ -26,11 +27,21 @@ class Tracer {
 
   void Record(const std::string& host, const std::string& pod,
               const std::string& event, const std::string& detail = "");
+  /// Record() plus the members of the JSON object `fields` (which never
+  /// replace the common keys above): for records that carry data a
+  /// report reads, such as the pod's own timestamps.
+  void RecordFields(const std::string& host, const std::string& pod,
+                    const std::string& event, const nlohmann::json& fields,
+                    const std::string& detail = "");
 
   bool enabled() const { return fd_.valid(); }
+  /// This machine's host name (the pod's, in a pod): in "begin" records,
+  /// so a report can tell which worker launched a host under tree spawn.
+  const std::string& local_host() const { return local_host_; }
 
  private:
   UniqueFd fd_;
+  std::string local_host_;
   Clock* clock_ = nullptr;
 };
 

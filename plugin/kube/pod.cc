@@ -95,6 +95,8 @@ Status ParseContainer(const Fields& f, bool init, ContainerStatus* c) {
   K8S_ASSIGN_OR_RETURN(Fields waiting, state.Object("waiting"));
   K8S_RETURN_IF_ERROR(waiting.String("reason", &c->waiting_reason));
   K8S_RETURN_IF_ERROR(waiting.String("message", &c->waiting_message));
+  K8S_ASSIGN_OR_RETURN(Fields running, state.Object("running"));
+  K8S_RETURN_IF_ERROR(running.String("startedAt", &c->started_at));
   K8S_ASSIGN_OR_RETURN(Fields terminated, state.Object("terminated"));
   K8S_ASSIGN_OR_RETURN(Fields last, f.Object("lastState"));
   K8S_ASSIGN_OR_RETURN(Fields last_terminated, last.Object("terminated"));
@@ -166,11 +168,15 @@ Status ParseConditions(const Fields& status, Pod* pod) {
       return InternalError("pod " + path + ": expected object");
     }
     Fields f(item, path);
-    std::string type, value, reason, message;
+    std::string type, value, reason, message, since;
     K8S_RETURN_IF_ERROR(f.String("type", &type));
+    K8S_RETURN_IF_ERROR(f.String("lastTransitionTime", &since));
     K8S_RETURN_IF_ERROR(f.String("status", &value));
     K8S_RETURN_IF_ERROR(f.String("reason", &reason));
     K8S_RETURN_IF_ERROR(f.String("message", &message));
+    if (value == "True" && !type.empty() && !since.empty()) {
+      pod->true_since[type] = since;
+    }
     if (type == "Ready") {
       pod->ready = value == "True";
     } else if (type == "PodScheduled" && value == "False") {
@@ -212,6 +218,8 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   K8S_RETURN_IF_ERROR(meta.String("namespace", &pod.ns));
   K8S_RETURN_IF_ERROR(meta.String("uid", &pod.uid));
   K8S_RETURN_IF_ERROR(meta.String("resourceVersion", &pod.resource_version));
+  K8S_RETURN_IF_ERROR(
+      meta.String("creationTimestamp", &pod.creation_timestamp));
   std::string deletion;
   K8S_RETURN_IF_ERROR(meta.String("deletionTimestamp", &deletion));
   pod.deleting = !deletion.empty();
@@ -224,6 +232,7 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   K8S_ASSIGN_OR_RETURN(Fields spec, root.Object("spec"));
   K8S_RETURN_IF_ERROR(spec.String("hostname", &pod.hostname));
   K8S_RETURN_IF_ERROR(spec.String("subdomain", &pod.subdomain));
+  K8S_RETURN_IF_ERROR(spec.String("nodeName", &pod.node_name));
   K8S_RETURN_IF_ERROR(ParseSpecContainers(spec, &pod));
 
   K8S_ASSIGN_OR_RETURN(Fields status, root.Object("status"));

@@ -24,6 +24,8 @@ struct ContainerStatus {
   /// state.terminated (or lastState.terminated when waiting in backoff).
   std::string terminated_reason;
   int terminated_exit_code = 0;
+  /// state.running.startedAt, RFC 3339 as the API wrote it (node clock).
+  std::string started_at;
 };
 
 /// One entry of spec.containers (init containers excluded): the resources
@@ -46,7 +48,9 @@ struct Pod {
   std::string hostname;
   std::string subdomain;
   std::vector<ContainerSpec> spec_containers;  ///< spec.containers.
-  bool deleting = false;  ///< metadata.deletionTimestamp is set.
+  bool deleting = false;           ///< metadata.deletionTimestamp is set.
+  std::string creation_timestamp;  ///< metadata.creationTimestamp, RFC 3339.
+  std::string node_name;           ///< spec.nodeName, once scheduled.
 
   std::string phase;    ///< "Pending", "Running", "Succeeded", "Failed", ...
   std::string reason;   ///< status.reason, e.g. "Evicted".
@@ -57,6 +61,10 @@ struct Pod {
   /// Condition PodScheduled == False: its reason ("Unschedulable") and message.
   std::string unschedulable_reason;
   std::string unschedulable_message;
+  /// Condition type -> lastTransitionTime (RFC 3339, as written by the
+  /// scheduler or kubelet) for conditions whose status is True: the pod's
+  /// own account of when it was scheduled, initialized, ready. For --trace.
+  std::map<std::string, std::string> true_since;
   std::vector<ContainerStatus> containers;  ///< Init containers first.
 
   /// Parses a Pod object. Missing optional fields are left empty; a wrong

@@ -144,8 +144,10 @@ class State:
             "status": {
                 "phase": "Pending", "qosClass": "BestEffort",
                 "conditions": [
-                    {"type": "PodScheduled", "status": "True"},
-                    {"type": "Initialized", "status": "True"},
+                    {"type": "PodScheduled", "status": "True",
+                     "lastTransitionTime": now_rfc3339()},
+                    {"type": "Initialized", "status": "True",
+                     "lastTransitionTime": now_rfc3339()},
                     {"type": "ContainersReady", "status": "False"},
                     {"type": "Ready", "status": "False"}],
                 "containerStatuses": [self.container("main", "Pending", False)],
@@ -177,6 +179,9 @@ class State:
         if cond is None:
             cond = {"type": ctype}
             conds.append(cond)
+        # As the kubelet does: the time moves only when the status does.
+        if cond.get("status") != value or "lastTransitionTime" not in cond:
+            cond["lastTransitionTime"] = now_rfc3339()
         cond["status"] = value
         cond.pop("reason", None)
         cond.pop("message", None)

@@ -542,6 +542,39 @@ TEST(OptionsTest, HostfileFormat) {
   EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("--format"));
 }
 
+TEST(OptionsTest, ReportMode) {
+  StatusOr<Options> o = Parse({"--report", "a.jsonl", "--svg", "l.svg",
+                               "b.jsonl", "--chrome=l.json", "--format=json"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_TRUE(o->report);
+  EXPECT_THAT(o->hosts, ElementsAre("a.jsonl", "b.jsonl"));
+  EXPECT_EQ(o->svg_file, "l.svg");
+  EXPECT_EQ(o->chrome_file, "l.json");
+  EXPECT_EQ(o->format, "json");
+  o = Parse({"--report", "a.jsonl"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, "text");
+}
+
+TEST(OptionsTest, ReportModeErrors) {
+  EXPECT_THAT(Parse({"--report"}),
+              StatusIs(Code::kInvalidArgument, "no trace file given"));
+  EXPECT_THAT(Parse({"--report", "--format", "horovod", "t"}),
+              StatusIs(Code::kInvalidArgument, "not a report format"));
+  EXPECT_THAT(Parse({"--report", "--hostfile"}),
+              StatusIs(Code::kInvalidArgument, "use one mode"));
+  EXPECT_THAT(Parse({"--svg", "x.svg", "h", "c"}),
+              StatusIs(Code::kInvalidArgument, "given without --report"));
+  EXPECT_THAT(Parse({"--hostfile", "--format", "json"}),
+              StatusIs(Code::kInvalidArgument, "not a hostfile format"));
+  // Outputs and the mode are command-line only.
+  StatusOr<Options> o = Parse(
+      {"h", "c"}, {{"K8S_AGENT_SVG", "x.svg"}, {"K8S_AGENT_REPORT", "1"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_FALSE(o->report);
+  EXPECT_EQ(o->svg_file, "");
+}
+
 TEST(OptionsTest, HostfileOnlyOptionsOutsideHostfileAreNoted) {
   StatusOr<Options> o = Parse({"--slots", "2", "h", "c"});
   ASSERT_THAT(o, IsOk());
@@ -868,7 +901,8 @@ const ErrorCase kErrors[] = {
      {"--hostfile", "--format", "slurm"},
      {},
      {},
-     "--format \"slurm\": unknown format (use openmpi or horovod)"},
+     "--format \"slurm\": unknown format (use openmpi or horovod (--hostfile), "
+     "text or json (--report))"},
     {"HostfileAndWaitOnly",
      {"--hostfile", "--wait-only"},
      {},

@@ -663,6 +663,35 @@ no-token-leak)
   grep -qi 'authorization: bearer [^*<]' "$T/all" && fail "an Authorization header was logged"
   ok "$(wc -l < "$T/all") lines of output and trace, no token"
   ;;
+trace-report)
+  # --trace carries the pod's own timeline; --report turns it into phases.
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  after 1 pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  after 1.5 start_sshd
+  run_agent w-0 true
+  [ $RC -eq 0 ] || fail "rc $RC"
+  trace_has begin
+  grep '"event":"pod_status"' "$T/trace.jsonl" | grep -q '"waiting":\["ContainerCreating"\]' ||
+    fail "no pod_status record with the waiting reason"
+  grep '"event":"pod_status"' "$T/trace.jsonl" | grep '"container_started":"' | grep -q '"PodScheduled":"' ||
+    fail "no pod_status record with container_started and PodScheduled"
+  grep '"event":"ssh_ready"' "$T/trace.jsonl" | grep -q '"attempt_t_mono_us":' || fail "ssh_ready without the attempt time"
+  "$AGENT" --report --format json "$T/trace.jsonl" > "$T/report.json" 2> "$T/err" || fail "--report failed"
+  python3 - "$T/report.json" <<'PY' || fail "report: $(cat "$T/report.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = r["hosts"][0]
+assert h["host"] == "w-0" and h["reached"], h
+for phase in ("container", "sshd", "handshake", "command"):
+    assert phase in h["phases_ms"], (phase, h["phases_ms"])
+assert h["marks_ms"]["created"] is not None and h["marks_ms"]["container_started"] is not None, h
+assert "ContainerCreating" in [w["reason"] for w in h["waiting"]], h
+assert r["critical"]["host"] == "w-0", r["critical"]
+PY
+  "$AGENT" --report "$T/trace.jsonl" > "$T/out" 2> "$T/err" || fail "--report text failed"
+  grep -q '^w-0 ' "$T/out" || fail "no row for w-0 in the text report"
+  ok "pod timeline traced; report: $(grep -o 'critical .*' "$T/out")"
+  ;;
 *)
   fail "unknown scenario"
   ;;

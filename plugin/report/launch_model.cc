@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: Apache-2.0
+// BuildJobLaunch: group records by host, build each host, then the job.
+
+#include "plugin/report/launch_model.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <tuple>
+
+#include "plugin/report/host_launch.h"
+
+namespace k8s_agent::report {
+namespace {
+
+constexpr PhaseInfo kPhases[kPhaseCount] = {
+    {"scheduling", "scheduling", "#8c6bb1",
+     "pod created -> PodScheduled (waiting for a node)"},
+    {"container", "container", "#f28e2b",
+     "scheduled -> container running (init containers, image pull, create)"},
+    {"launcher", "launcher", "#c7c7c7",
+     "container running -> agent asked for the host (mpirun/orted not yet "
+     "there)"},
+    {"sshd", "sshd", "#4e79a7",
+     "container running (or asked) -> the SSH attempt that succeeded began"},
+    {"handshake", "handshake", "#59a14f",
+     "that attempt: TCP connect, SSH handshake, host key, auth"},
+    {"command", "command", "#edc948",
+     "SSH ready -> remote command started (exec request)"},
+};
+
+constexpr size_t kSlowest = 5;
+
+int64_t Percentile(std::vector<int64_t> v, int pct) {
+  if (v.empty()) return 0;
+  size_t k = (v.size() - 1) * static_cast<size_t>(pct) / 100;
+  std::nth_element(v.begin(), v.begin() + static_cast<ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+}  // namespace
+
+const PhaseInfo& InfoFor(Phase phase) {
+  return kPhases[static_cast<int>(phase)];
+}
+
+int64_t HostLaunch::PhaseUs(Phase phase) const {
+  int64_t sum = 0;
+  for (const Span& s : spans) {
+    if (s.phase == phase) sum += s.duration_us();
+  }
+  return sum;
+}
+
+bool HostLaunch::HasPhase(Phase phase) const {
+  return std::any_of(spans.begin(), spans.end(),
+                     [&](const Span& s) { return s.phase == phase; });
+}
+
+std::string FormatMicros(int64_t us) {
+  char buf[32];
+  const char* sign = us < 0 ? "-" : "";
+  int64_t a = us < 0 ? -us : us;
+  if (a < 1000000) {
+    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "ms", sign, a / 1000);
+  } else if (a < 60000000) {
+    std::snprintf(buf, sizeof(buf), "%s%.1fs", sign,
+                  static_cast<double>(a) / 1e6);
+  } else if (a < int64_t{3600} * 1000000) {
+    int64_t s = a / 1000000;
+    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "m%02" PRId64 "s", sign,
+                  s / 60, s % 60);
+  } else {
+    int64_t m = a / 60000000;
+    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "h%02" PRId64 "m", sign,
+                  m / 60, m % 60);
+  }
+  return buf;
+}
+
+bool NaturalLess(const std::string& a, const std::string& b) {
+  size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
+    const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
+    if (da && db) {
+      size_t ei = i, ej = j;
+      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei])))
+        ++ei;
+      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej])))
+        ++ej;
+      std::string_view na(a.data() + i, ei - i), nb(b.data() + j, ej - j);
+      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
+      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
+      if (na.size() != nb.size()) return na.size() < nb.size();
+      if (na != nb) return na < nb;
+      i = ei;
+      j = ej;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
+StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records) {
+  // host -> (file, pid) -> that run's records, in input order.
+  using RunKey = std::pair<std::string, int>;
+  std::map<std::string, std::map<RunKey, std::vector<const TraceRecord*>>>
+      by_host;
+  for (const TraceRecord& r : records) {
+    by_host[r.host][{r.file, r.pid}].push_back(&r);
+  }
+  if (by_host.empty()) {
+    return InvalidArgumentError("no trace record names a host");
+  }
+  JobLaunch job;
+  for (auto& [name, runs] : by_host) {
+    // Several runs for one host: a trace appended to by several jobs, or
+    // --wait-only before mpirun. The last one to begin is this launch.
+    const std::vector<const TraceRecord*>* last = nullptr;
+    int64_t last_begin = INT64_MIN;
+    for (auto& [key, recs] : runs) {
+      std::stable_sort(recs.begin(), recs.end(),
+                       [](const TraceRecord* x, const TraceRecord* y) {
+                         return x->t_wall_us < y->t_wall_us;
+                       });
+      if (recs.front()->t_wall_us >= last_begin) {
+        last_begin = recs.front()->t_wall_us;
+        last = &recs;
+      }
+    }
+    HostLaunch host = CollectHostMarks(*last);
+    host.launches = static_cast<int>(runs.size());
+    job.hosts.push_back(std::move(host));
+  }
+
+  // Pods already up when the first agent began are not part of this
+  // start-up: their history is cut there.
+  int64_t first_begin = INT64_MAX;
+  for (const HostLaunch& h : job.hosts) {
+    if (h.begin) first_begin = std::min(first_begin, *h.begin);
+  }
+  for (HostLaunch& h : job.hosts) {
+    std::optional<int64_t> up =
+        h.container_started ? h.container_started : h.running_seen;
+    h.already_running = up && *up < first_begin;
+    BuildSpans(h.already_running ? first_begin : INT64_MIN, &h);
+  }
+  std::sort(job.hosts.begin(), job.hosts.end(),
+            [](const HostLaunch& a, const HostLaunch& b) {
+              if (a.first_us != b.first_us) return a.first_us < b.first_us;
+              return NaturalLess(a.host, b.host);
+            });
+
+  job.t0_us = INT64_MAX;
+  job.end_us = INT64_MIN;
+  for (size_t i = 0; i < job.hosts.size(); ++i) {
+    const HostLaunch& h = job.hosts[i];
+    job.t0_us = std::min(job.t0_us, h.first_us);
+    if (h.reached) {
+      ++job.reached;
+      job.end_us = std::max(job.end_us, h.end_us);
+    }
+    if (h.failed()) job.failed.push_back(i);
+    if (h.launches > 1) {
+      job.notes.push_back(h.host + ": " + std::to_string(h.launches) +
+                          " agent runs in the traces; reporting the last (" +
+                          h.file + ", pid " + std::to_string(h.pid) + ")");
+    }
+    if (h.skew && h.skew->ahead_us >= 1000) {
+      job.notes.push_back(
+          "clock skew: " + h.host + ": " + h.skew->field + " is " +
+          FormatMicros(h.skew->ahead_us) +
+          " later than the agent first saw it, so the clock of " +
+          (h.skew->field == "created"
+               ? std::string("the API server")
+               : "node " + (h.node.empty() ? "?" : h.node)) +
+          " is at least that far ahead of the agent's (placed at first "
+          "sight)");
+    }
+  }
+  if (job.end_us == INT64_MIN) {
+    for (const HostLaunch& h : job.hosts) {
+      job.end_us = std::max(job.end_us, h.end_us);
+    }
+  }
+
+  // Per-phase statistics over the hosts that went through the phase.
+  std::vector<int64_t> per_phase[kPhaseCount];
+  for (const HostLaunch& h : job.hosts) {
+    for (int p = 0; p < kPhaseCount; ++p) {
+      if (h.HasPhase(PhaseAt(p))) per_phase[p].push_back(h.PhaseUs(PhaseAt(p)));
+    }
+  }
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (per_phase[p].empty()) continue;
+    PhaseSummary s;
+    s.phase = PhaseAt(p);
+    s.hosts = static_cast<int>(per_phase[p].size());
+    s.median_us = Percentile(per_phase[p], 50);
+    s.p90_us = Percentile(per_phase[p], 90);
+    for (const HostLaunch& h : job.hosts) {
+      if (h.HasPhase(s.phase) && h.PhaseUs(s.phase) >= s.max_us) {
+        if (h.PhaseUs(s.phase) > s.max_us || s.max_host.empty()) {
+          s.max_us = h.PhaseUs(s.phase);
+          s.max_host = h.host;
+        }
+      }
+    }
+    job.phases.push_back(s);
+  }
+
+  // Slowest: the reached hosts that got there last.
+  std::vector<size_t> reached;
+  for (size_t i = 0; i < job.hosts.size(); ++i) {
+    if (job.hosts[i].reached) reached.push_back(i);
+  }
+  std::stable_sort(reached.begin(), reached.end(), [&](size_t a, size_t b) {
+    return job.hosts[a].end_us > job.hosts[b].end_us;
+  });
+  job.slowest.assign(reached.begin(),
+                     reached.begin() + static_cast<ptrdiff_t>(
+                                           std::min(kSlowest, reached.size())));
+
+  // Critical path: the last host, and the phase that most exceeded the
+  // median of its peers (its creation offset counts as one: pods created
+  // one by one make the last one late with no slow phase at all).
+  if (!reached.empty()) {
+    CriticalPath c;
+    c.host = reached.front();
+    const HostLaunch& h = job.hosts[c.host];
+    int64_t best = INT64_MIN;
+    for (const PhaseSummary& s : job.phases) {
+      if (!h.HasPhase(s.phase)) continue;
+      int64_t took = h.PhaseUs(s.phase);
+      int64_t excess = took - s.median_us;
+      if (excess > best || (excess == best && took > c.took_us)) {
+        best = excess;
+        c.phase = s.phase;
+        c.took_us = took;
+        c.median_us = s.median_us;
+      }
+    }
+    std::vector<int64_t> offsets;
+    for (const HostLaunch& o : job.hosts)
+      offsets.push_back(o.first_us - job.t0_us);
+    int64_t offset = h.first_us - job.t0_us;
+    int64_t median_offset = Percentile(offsets, 50);
+    if (offset - median_offset > best) {
+      c.created_late = true;
+      c.took_us = offset;
+      c.median_us = median_offset;
+    }
+    // Tree spawn: follow "launched from" up while it names a host here.
+    std::map<std::string, size_t> index;
+    for (size_t i = 0; i < job.hosts.size(); ++i) index[job.hosts[i].host] = i;
+    std::vector<bool> seen(job.hosts.size(), false);
+    seen[c.host] = true;
+    for (size_t cur = c.host;;) {
+      auto it = index.find(job.hosts[cur].launched_from);
+      if (it == index.end() || seen[it->second]) break;
+      seen[it->second] = true;
+      c.launched_by.push_back(it->second);
+      cur = it->second;
+    }
+    job.critical = c;
+  }
+  return job;
+}
+
+}  // namespace k8s_agent::report

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// FormatTextReport: fixed-width columns, no colour, no wider than needed.
+
+#include "plugin/report/report_text.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "plugin/base/strings.h"
+
+namespace k8s_agent::report {
+namespace {
+
+std::string Pad(const std::string& s, size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  std::string fill(width - s.size(), ' ');
+  return right ? fill + s : s + fill;
+}
+
+std::string WaitingList(const HostLaunch& h) {
+  std::vector<std::string> names;
+  for (const auto& w : h.waiting) names.push_back(w.second);
+  return Join(names, ", ");
+}
+
+}  // namespace
+
+std::string FormatWallMicros(int64_t us) {
+  time_t secs = static_cast<time_t>(us / 1000000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>((us / 1000) % 1000));
+  return buf;
+}
+
+std::string Offset(const JobLaunch& job, int64_t t_us) {
+  return "+" + FormatMicros(t_us - job.t0_us);
+}
+
+std::string DescribeCritical(const JobLaunch& job) {
+  if (!job.critical) return "no host reached its command";
+  const CriticalPath& c = *job.critical;
+  const HostLaunch& h = job.hosts[c.host];
+  std::string s = h.host + " was last, at " + Offset(job, h.end_us) + "; ";
+  if (c.created_late) {
+    s += "its pod was created (or its agent began) " + FormatMicros(c.took_us) +
+         " after the job started (median " + FormatMicros(c.median_us) + ")";
+  } else {
+    s += "its " + std::string(InfoFor(c.phase).title) + " phase took " +
+         FormatMicros(c.took_us) + " (median " + FormatMicros(c.median_us) +
+         ")";
+    if (c.phase == Phase::kContainer || c.phase == Phase::kScheduling) {
+      std::string waiting = WaitingList(h);
+      if (!waiting.empty()) s += "; waiting reasons seen: " + waiting;
+    }
+    if (c.phase == Phase::kLauncher) {
+      s += ": the pod was ready, mpirun (or the orted that launches it "
+           "under tree spawn) asked for it late";
+    }
+  }
+  if (h.restarts > 0) {
+    s += "; " + std::to_string(h.restarts) + " container restart(s)";
+  }
+  for (size_t i : c.launched_by) {
+    const HostLaunch& p = job.hosts[i];
+    s += "; launched from " + p.host + " (its command started at " +
+         (p.reached ? Offset(job, p.end_us) : std::string("never")) + ")";
+  }
+  return s;
+}
+
+std::string FormatTextReport(const JobLaunch& job,
+                             const std::vector<std::string>& files) {
+  std::string out;
+  out += "k8s-agent launch report: " + std::to_string(job.hosts.size()) +
+         " host(s) from " + std::to_string(files.size()) + " trace file(s)\n";
+  out += "  job start   " + FormatWallMicros(job.t0_us) +
+         " (first pod created or first agent began)\n";
+  out += "  all started " + Offset(job, job.end_us) + "  (" +
+         std::to_string(job.reached) + " reached, " +
+         std::to_string(job.failed.size()) + " failed)\n";
+  out += "  critical    " + DescribeCritical(job) + "\n\n";
+
+  // Per-host table.
+  size_t name_w = 4;
+  size_t node_w = 4;
+  for (const HostLaunch& h : job.hosts) {
+    name_w = std::max(name_w, h.host.size());
+    node_w = std::max(node_w, h.node.size());
+  }
+  name_w = std::min<size_t>(name_w, 40);
+  node_w = std::min<size_t>(node_w, 24);
+  constexpr size_t kCol = 10;
+  std::string head = Pad("host", name_w) + "  " + Pad("node", node_w) + "  " +
+                     Pad("first", kCol, true);
+  for (int p = 0; p < kPhaseCount; ++p) {
+    head += " " + Pad(InfoFor(PhaseAt(p)).title, kCol, true);
+  }
+  head += " " + Pad("started", kCol, true) + "  notes";
+  out += head + "\n";
+  for (const HostLaunch& h : job.hosts) {
+    std::string row = Pad(h.host, name_w) + "  " +
+                      Pad(h.node.empty() ? "-" : h.node, node_w) + "  " +
+                      Pad(Offset(job, h.first_us), kCol, true);
+    for (int p = 0; p < kPhaseCount; ++p) {
+      Phase phase = PhaseAt(p);
+      std::string cell =
+          h.HasPhase(phase) ? FormatMicros(h.PhaseUs(phase)) : "-";
+      row += " " + Pad(cell, kCol, true);
+    }
+    row += " " + Pad(h.reached ? Offset(job, h.end_us) : "-", kCol, true);
+    std::vector<std::string> notes;
+    if (h.failed()) notes.push_back("FAILED");
+    if (h.already_running) notes.push_back("already running");
+    if (h.restarts > 0)
+      notes.push_back(std::to_string(h.restarts) + " restarts");
+    std::string waiting = WaitingList(h);
+    if (!waiting.empty()) notes.push_back("waited: " + waiting);
+    if (h.skew && h.skew->ahead_us >= 1000) notes.push_back("clock skew");
+    out += row + "  " + Join(notes, "; ") + "\n";
+  }
+  out += "\n";
+
+  out += Pad("phase", 12) + Pad("hosts", 7, true) + Pad("median", 10, true) +
+         Pad("p90", 10, true) + Pad("max", 10, true) + "  slowest host\n";
+  for (const PhaseSummary& s : job.phases) {
+    out += Pad(InfoFor(s.phase).title, 12) +
+           Pad(std::to_string(s.hosts), 7, true) +
+           Pad(FormatMicros(s.median_us), 10, true) +
+           Pad(FormatMicros(s.p90_us), 10, true) +
+           Pad(FormatMicros(s.max_us), 10, true) + "  " + s.max_host + "\n";
+  }
+  out += "\n";
+
+  if (!job.slowest.empty()) {
+    std::vector<std::string> names;
+    for (size_t i : job.slowest) {
+      names.push_back(job.hosts[i].host + " " +
+                      Offset(job, job.hosts[i].end_us));
+    }
+    out += "slowest (started last): " + Join(names, ", ") + "\n";
+  }
+  for (size_t i : job.failed) {
+    const HostLaunch& h = job.hosts[i];
+    out += "failed: " + h.host + " at " + Offset(job, *h.failed_at) + ": " +
+           Printable(h.failure, 400) + "\n";
+  }
+  for (const std::string& note : job.notes) out += "note: " + note + "\n";
+  out += "phases:\n";
+  for (int p = 0; p < kPhaseCount; ++p) {
+    const PhaseInfo& info = InfoFor(PhaseAt(p));
+    out += "  " + Pad(info.title, 11) + info.meaning + "\n";
+  }
+  out +=
+      "pod times (created, scheduled, container running) are the API "
+      "server's and\nnodes' clocks in whole seconds; the rest is the agent's "
+      "clock.\n";
+  return out;
+}
+
+}  // namespace k8s_agent::report

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+// ParseTraceLine: JSON line -> TraceRecord, never throws.
+
+#include "plugin/report/trace_record.h"
+
+#include <nlohmann/json.hpp>
+
+#include "plugin/report/rfc3339.h"
+
+namespace k8s_agent::report {
+namespace {
+
+using nlohmann::json;
+
+Status Bad(const std::string& why) { return InvalidArgumentError(why); }
+
+// A timestamp field of a pod_status record; absent is fine, garbage is not.
+Status Timestamp(const json& object, const char* key,
+                 std::optional<int64_t>* out) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return OkStatus();
+  if (!it->is_string()) {
+    return Bad(std::string("pod_status \"") + key + "\" is not a string");
+  }
+  *out = ParseRfc3339Micros(it->get_ref<const std::string&>());
+  if (!*out) {
+    return Bad(std::string("pod_status \"") + key +
+               "\" is not an RFC 3339 time: \"" +
+               it->get_ref<const std::string&>() + "\"");
+  }
+  return OkStatus();
+}
+
+std::string StringOr(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+StatusOr<PodStatusData> ParsePodStatus(const json& j) {
+  PodStatusData d;
+  d.uid = StringOr(j, "uid");
+  d.phase = StringOr(j, "phase");
+  d.node = StringOr(j, "node");
+  d.unschedulable = StringOr(j, "unschedulable");
+  K8S_RETURN_IF_ERROR(Timestamp(j, "created", &d.created));
+  K8S_RETURN_IF_ERROR(Timestamp(j, "container_started", &d.container_started));
+  auto since = j.find("true_since");
+  if (since != j.end() && since->is_object()) {
+    K8S_RETURN_IF_ERROR(Timestamp(*since, "PodScheduled", &d.scheduled));
+    K8S_RETURN_IF_ERROR(Timestamp(*since, "Initialized", &d.initialized));
+    K8S_RETURN_IF_ERROR(
+        Timestamp(*since, "ContainersReady", &d.containers_ready));
+    K8S_RETURN_IF_ERROR(Timestamp(*since, "Ready", &d.ready));
+  }
+  auto restarts = j.find("restarts");
+  if (restarts != j.end() && restarts->is_number_integer()) {
+    d.restarts = static_cast<int>(restarts->get<int64_t>());
+  }
+  auto waiting = j.find("waiting");
+  if (waiting != j.end() && waiting->is_array()) {
+    for (const json& w : *waiting) {
+      if (w.is_string()) d.waiting.push_back(w.get<std::string>());
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+StatusOr<TraceRecord> ParseTraceLine(std::string_view line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Bad("not JSON (truncated or foreign line)");
+  if (!j.is_object()) return Bad("not a JSON object");
+  TraceRecord r;
+  auto host = j.find("host");
+  if (host == j.end() || !host->is_string() ||
+      host->get_ref<const std::string&>().empty()) {
+    return Bad("not a k8s-agent trace record: no \"host\" string");
+  }
+  r.host = host->get<std::string>();
+  auto event = j.find("event");
+  if (event == j.end() || !event->is_string() ||
+      event->get_ref<const std::string&>().empty()) {
+    return Bad("not a k8s-agent trace record: no \"event\" string");
+  }
+  r.event = event->get<std::string>();
+  auto wall = j.find("t_wall_us");
+  if (wall == j.end() || !wall->is_number_integer()) {
+    return Bad("not a k8s-agent trace record: no integer \"t_wall_us\"");
+  }
+  r.t_wall_us = wall->get<int64_t>();
+  auto mono = j.find("t_mono_us");
+  if (mono != j.end() && mono->is_number_integer()) {
+    r.t_mono_us = mono->get<int64_t>();
+  }
+  auto pid = j.find("pid");
+  if (pid != j.end() && pid->is_number_integer()) {
+    r.pid = static_cast<int>(pid->get<int64_t>());
+  }
+  r.pod = StringOr(j, "pod");
+  r.detail = StringOr(j, "detail");
+  r.on = StringOr(j, "on");
+  auto attempt = j.find("attempt_t_mono_us");
+  if (attempt != j.end() && attempt->is_number_integer()) {
+    r.attempt_t_mono_us = attempt->get<int64_t>();
+  }
+  if (r.event == "pod_status") {
+    K8S_ASSIGN_OR_RETURN(r.pod_status, ParsePodStatus(j));
+  }
+  return r;
+}
+
+}  // namespace k8s_agent::report

@@ -195,6 +195,11 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
     return conn->status().WithContext("connection to pod " + pod + " at " + ip);
   }
   const ssh::ExitResult& exit = conn->exit_result();
+  if (!exit.local_error.empty()) {
+    tracer.Record(config.hosts[0], pod, "failed", exit.local_error);
+    return Status(Code::kCancelled, "stopped the remote command on pod " + pod +
+                                        ": " + exit.local_error);
+  }
   result.exit_code = exit.exit_status;
   result.remote_signal = exit.signal;
   tracer.Record(config.hosts[0], pod, "exited",

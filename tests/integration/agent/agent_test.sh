@@ -120,6 +120,16 @@ ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 # the test can check it ended, and clean it up by pid if it did not.
 REMOTE_SLEEP='echo $$ > '"$T"'/remote.pid; exec sleep 30'
 remote_started() { [ -s "$T/remote.pid" ]; }
+remote_gone() { [ -s "$T/remote.pid" ] && ! kill -0 "$(cat "$T/remote.pid")" 2>/dev/null; }
+REMOTE_YES='echo $$ > '"$T"'/remote.pid; exec yes'
+# OpenSSH's client on the same sshd, to compare with.
+OPENSSH=(/usr/bin/ssh -p "$SSH_PORT" -i "$T/ssh/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@127.0.0.1)
+pipe_full() {  # pipe_full FIFO: the pipe holds as many bytes as it can
+  /usr/bin/python3 -c 'import fcntl, os, struct, sys, termios
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+queued = struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0" * 4))[0]
+sys.exit(0 if queued >= fcntl.fcntl(fd, 1032) else 1)  # F_GETPIPE_SZ' "$1"
+}
 remote_alive() { kill -0 "$(cat "$T/remote.pid")" 2>/dev/null; }
 # Per-connection sshd processes: children of the listener (by pid).
 sshd_sessions() { pgrep -P "$(cat "$T/sshd.pid")"; }
@@ -550,7 +560,6 @@ closed-stdio)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   start_sshd
   CMD='cat; echo out; echo err >&2; exit 7'
-  OPENSSH=(/usr/bin/ssh -p "$SSH_PORT" -i "$T/ssh/id_ed25519" -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR root@127.0.0.1)
   for closed in '<&-' '>&-' '2>&-'; do
     for trace in "$T/trace.jsonl" ""; do
       : > "$T/trace.jsonl"
@@ -564,6 +573,66 @@ closed-stdio)
     [ $ssh_rc -eq 7 ] || fail "OpenSSH with $closed: rc $ssh_rc"
   done
   ok "rc 7 with each of fds 0-2 closed, as OpenSSH"
+  ;;
+stdout-reader-gone)
+  # `k8s-agent w-0 yes | head -1`: once head has gone, writing stdout fails
+  # with EPIPE. The agent closes the channel (sshd closes the command's
+  # pipes: yes dies of SIGPIPE) and exits 255, as ssh does; without that it
+  # ran until killed. The timeout only bounds a hang.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  first=$(timeout 30 "$AGENT" "${SSH_ARGS[@]}" w-0 "$REMOTE_YES" 2> "$T/err" | head -1)
+  RC=${PIPESTATUS[0]}
+  [ "$first" = y ] || fail "first line: '$first'"
+  [ $RC -eq 255 ] || fail "rc $RC, want 255 as ssh (124: still running)"
+  grep -q 'stdout.*Broken pipe' "$T/err" || fail "cause not named: $(cat "$T/err")"
+  wait_for 10 remote_gone || fail "remote yes still running"
+  rm -f "$T/remote.pid"
+  ssh_first=$(timeout 30 "${OPENSSH[@]}" "$REMOTE_YES" 2>/dev/null | head -1)
+  ssh_rc=${PIPESTATUS[0]}
+  [ "$ssh_first" = y ] && [ $ssh_rc -eq 255 ] || fail "OpenSSH: '$ssh_first', rc $ssh_rc"
+  wait_for 10 remote_gone || fail "remote yes still running after OpenSSH"
+  ok "255 and the remote yes gone, as OpenSSH: $(cat "$T/err")"
+  ;;
+sigterm-stdout-full|keepalive-stdout-full)
+  # Stdout is a pipe whose reader never reads. The agent must wait for it
+  # in the loop, not in write(): a TERM is forwarded and ends it (143), and
+  # a hung server is still detected by keepalives (255), although the pipe
+  # never drains. Blocked in write(), it did neither.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  # The reader shrinks the pipe to one page, below any chunk the agent
+  # writes, so a blocking write() would surely block.
+  mkfifo "$T/fifo"
+  /usr/bin/python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK)
+fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+open(sys.argv[2], "w").close()
+time.sleep(300)' "$T/fifo" "$T/reader.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 10 test -e "$T/reader.ready" || fail "fifo reader did not start"
+  extra=()
+  [ "$SCENARIO" = keepalive-stdout-full ] && extra=(-o ServerAliveInterval=1 -o ServerAliveCountMax=2)
+  "$AGENT" "${SSH_ARGS[@]}" "${extra[@]}" w-0 "$REMOTE_YES" > "$T/fifo" 2> "$T/err" &
+  AGENT_PID=$!
+  wait_for 10 remote_started || fail "remote command never started"
+  wait_for 20 pipe_full "$T/fifo" || fail "stdout pipe never filled"
+  if [ "$SCENARIO" = sigterm-stdout-full ]; then
+    kill -TERM "$AGENT_PID"
+    wait_agent 20
+    [ $RC -eq 143 ] || fail "rc $RC, want 143 (124: the TERM was not served)"
+    wait_for 10 remote_gone || fail "remote yes still running"
+  else
+    sessions=$(sshd_sessions)
+    [ -n "$sessions" ] || fail "no sshd session process"
+    read -r -a stopped <<< "$(echo $sessions)"; STOPPED_PIDS+=("${stopped[@]}")
+    # shellcheck disable=SC2086
+    kill -STOP $sessions
+    wait_agent 40
+    [ $RC -eq 255 ] || fail "rc $RC, want 255 (124: keepalives not served)"
+    grep -q 'no answer from w-0' "$T/err" || fail "cause not named: $(cat "$T/err")"
+  fi
+  ok "rc $RC with a full stdout pipe: $(tr '\n' ' ' < "$T/err")"
   ;;
 no-token-leak)
   # Every failure path, at the highest verbosity, with the trace on: the

@@ -528,6 +528,20 @@ sigterm-mid-command)
   wait_for 5 sh -c "! kill -0 $(cat "$T/remote.pid") 2>/dev/null" || fail "remote command still running"
   ok "agent 143, remote command gone: $(tr '\n' ' ' < "$T/err")"
   ;;
+sigterm-ignored)
+  # The remote command ignores the forwarded TERM: the exec channel's one
+  # grace timer ends the wait, and the agent still exits 143. Without it
+  # the agent would wait for the command (30 s); the wait is a hang bound.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent_bg w-0 "trap '' TERM INT HUP; $REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote command never started"
+  kill -TERM "$AGENT_PID"
+  wait_agent 20
+  [ $RC -eq 143 ] || fail "rc $RC, want 143 (124: the grace timer never fired)"
+  grep -q '"detail":"signal TERM","event":"exited"' "$T/trace.jsonl" || fail "trace: $(cat "$T/trace.jsonl")"
+  ok "gave up on the command after the grace: $(tr '\n' ' ' < "$T/err")"
+  ;;
 sshd-stopped)
   # A hung peer (SIGSTOP): only keepalives can tell. libssh2 1.10 ticks at
   # 2 s at least, and CountMax + 1 = 3 silent ticks are allowed: the agent

@@ -201,10 +201,15 @@ pending-then-running)
   ok "GET then one watch"
   ;;
 running-before-sshd)
+  # sshd starts once the agent has been refused: after its first failed
+  # attempt it watches the pod, which the fake server counts.
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
-  after 1.5 start_sshd
+  api POST /_control/stats/reset
   t0=$(date +%s%N)
-  run_agent w-0 echo up
+  run_agent_bg w-0 echo up
+  wait_watching 1
+  start_sshd
+  wait_agent 30
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = up ] || fail "stdout"
   attempts=$(grep '"ssh_ready"' "$T/trace.jsonl" | sed 's/.*after \([0-9]*\) attempt.*/\1/')
@@ -384,25 +389,28 @@ api-restart)
   ok "resumed against the restarted server: $(tr '\n' ' ' < "$T/err")"
   ;;
 watch-drops)
-  # Every watch is cut after ~0.5 s while the pod goes Pending -> Running.
+  # Every watch is cut as soon as the agent has it, four times, while the
+  # pod is Pending; then the pod goes Running and the watch is cut again.
+  # Each drop costs a jittered backoff (client-go defaults: 0.8 s
+  # doubling); the point is that the agent resumes every time.
   start_sshd
   pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
   api POST /_control/stats/reset
-  run_agent_bg --timeout 20s w-0 echo through
-  wait_watching 1
+  run_agent_bg --timeout 60s w-0 echo through
   t0=$(date +%s%N)
-  for _ in 1 2 3 4; do sleep 0.5; api POST /_control/faults '{"drop_watches":true}'; done
+  for n in 1 2 3 4; do
+    wait_for 20 watches_at_least $n || fail "no watch $n after $((n - 1)) drop(s)"
+    api POST /_control/faults '{"drop_watches":true}'
+  done
+  wait_for 20 watches_at_least 5 || fail "no watch after 4 drops"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
   api POST /_control/faults '{"drop_watches":true}'
-  wait_agent 15
+  wait_agent 60
   ms=$(ms_since $t0)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = through ] || fail "stdout"
   w=$(count_of WATCH)
-  [ "$w" -ge 2 ] || fail "expected re-watches after drops, got $w watches"
-  # Each drop costs a jittered backoff (client-go defaults: 0.8 s doubling),
-  # so the bound is loose; the point is that it resumes.
-  [ $ms -lt 10000 ] || fail "Running seen after $ms ms"
+  [ "$w" -ge 5 ] || fail "expected a re-watch after each drop, got $w watches"
   ok "$w watches across 5 drops, done after $ms ms"
   ;;
 expired-resume)
@@ -430,12 +438,13 @@ retry-after)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   api POST /_control/faults '{"status":429,"count":1,"retry_after":2,"method":"GET"}'
   t0=$(date +%s%N)
-  run_agent --timeout 20s w-0 echo later
+  run_agent -v --timeout 20s w-0 echo later
   ms=$(ms_since $t0)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = later ] || fail "stdout"
   [ $ms -ge 2000 ] || fail "came back after $ms ms, before Retry-After 2 s"
-  [ $ms -lt 6000 ] || fail "took $ms ms"
+  # The delay the agent chose is the server's, not a longer backoff.
+  grep -q 'retrying in 2.0s' "$T/err" || fail "delay not Retry-After's: $(cat "$T/err")"
   ok "waited $ms ms for Retry-After: 2"
   ;;
 burst-500)
@@ -449,7 +458,6 @@ burst-500)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = survived ] || fail "stdout"
   [ "$(count_of GET)" -ge 4 ] || fail "expected 3 failed GETs and one good, got $(count_of GET)"
-  [ $ms -lt 10000 ] || fail "took $ms ms"
   ok "3 x 500 then success in $ms ms"
   ;;
 slow-api)
@@ -494,8 +502,12 @@ user-key-unauthorized)
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'root' "$T/err" || fail "user not named: $(cat "$T/err")"
   grep -q "$T/ssh/id_ed25519" "$T/err" || fail "key not named: $(cat "$T/err")"
-  [ $ms -lt 5000 ] || fail "took $ms ms: an auth refusal is not worth retrying until the timeout"
-  ok "$ms ms: $(cat "$T/err")"
+  # Not worth retrying: one connection reached sshd, and the message is the
+  # refusal, not the --timeout's.
+  n=$(grep -c 'Connection closed by authenticating user' "$T/sshd.log")
+  [ "$n" -eq 1 ] || fail "$n connections for an auth refusal: $(cat "$T/sshd.log")"
+  grep -q 'timed out' "$T/err" && fail "retried until the timeout: $(cat "$T/err")"
+  ok "$ms ms, one connection: $(cat "$T/err")"
   ;;
 sshd-killed)
   # Keepalives off: only the socket's own end (RST/EOF) can end the agent,

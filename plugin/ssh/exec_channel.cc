@@ -410,12 +410,16 @@ void ExecChannel::GiveUp() {
   // session teardown (disconnect), which ends the command's session.
   forced_close_ = true;
   result_.exit_status = 255;
-  if (output_error_.empty()) {
+  if (!output_error_.empty()) {
+    result_.local_error = output_error_;
+  } else if (channel_ && libssh2_channel_eof(channel_.get())) {
+    // The command ended (its output may still be waiting for a stalled
+    // reader, or sshd's CLOSE for the link): report how, as sshd said.
+    ReadExitInfo();
+  } else {
     result_.signal = requested_signal_;
     result_.signal_message = "still running " + FormatDuration(kSignalGrace) +
                              " after the signal; connection dropped";
-  } else {
-    result_.local_error = output_error_;
   }
   phase_ = Phase::kDone;
 }
@@ -428,6 +432,24 @@ void ExecChannel::SignalSent(TimePoint now) {
   grace_deadline_ = now + kSignalGrace;
 }
 
+void ExecChannel::ReadExitInfo() {
+  char* sig = nullptr;
+  size_t sig_len = 0;
+  char* msg = nullptr;
+  size_t msg_len = 0;
+  libssh2_channel_get_exit_signal(channel_.get(), &sig, &sig_len, &msg,
+                                  &msg_len, nullptr, nullptr);
+  if (sig != nullptr) {
+    result_.signal.assign(sig, sig_len);
+    if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
+    result_.exit_status = 255;
+  } else {
+    result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
+  }
+  if (sig != nullptr) libssh2_free(session_, sig);
+  if (msg != nullptr) libssh2_free(session_, msg);
+}
+
 void ExecChannel::FinishExit() {
   if (!output_error_.empty()) {
     // The exit status (if sshd still sent one) is not what happened: the
@@ -436,21 +458,7 @@ void ExecChannel::FinishExit() {
     result_.signal.clear();
     result_.local_error = output_error_;
   } else if (!forced_close_) {
-    char* sig = nullptr;
-    size_t sig_len = 0;
-    char* msg = nullptr;
-    size_t msg_len = 0;
-    libssh2_channel_get_exit_signal(channel_.get(), &sig, &sig_len, &msg,
-                                    &msg_len, nullptr, nullptr);
-    if (sig != nullptr) {
-      result_.signal.assign(sig, sig_len);
-      if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
-      result_.exit_status = 255;
-    } else {
-      result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
-    }
-    if (sig != nullptr) libssh2_free(session_, sig);
-    if (msg != nullptr) libssh2_free(session_, msg);
+    ReadExitInfo();
   }
   // local.close is set, so freeing sends nothing and cannot block.
   channel_.reset();

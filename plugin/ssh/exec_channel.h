@@ -99,6 +99,7 @@ class ExecChannel {
   StatusOr<bool> PumpIn();
   StatusOr<bool> StepSignal(TimePoint now);
   void SignalSent(TimePoint now);
+  void ReadExitInfo();
   void FinishExit();
   bool Allowed(Op op) const { return blocker_ == Op::kNone || blocker_ == op; }
   void NoteEagain(Op op);

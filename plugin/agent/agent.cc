@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "plugin/base/log.h"
 #include "plugin/base/signals.h"
@@ -17,10 +20,6 @@
 
 namespace k8s_agent {
 namespace {
-
-// After forwarding a signal, how long to wait for the remote side to close
-// the channel before giving up on a graceful end.
-constexpr auto kSignalGrace = std::chrono::seconds(2);
 
 const char* SignalName(int signo) {
   switch (signo) {
@@ -35,20 +34,40 @@ const char* SignalName(int signo) {
   }
 }
 
-// Wakes the loop at one point in time: bounds the wait for a remote side
-// that ignores a forwarded signal.
-class Alarm : public Pollable {
+// Forwards the first termination signal the agent receives to the remote
+// command, once, in the loop iteration that read it from the signalfd. The
+// exec channel owns everything after that (the one grace timer, giving up
+// on a command that ignores the signal), so the loop's condition is only
+// "the connection ended".
+class SignalForwarder : public Pollable {
  public:
-  void Set(TimePoint at) { at_ = at; }
-  bool rang() const { return rang_; }
+  SignalForwarder(const SignalWatcher* signals, ssh::SshConnection* conn,
+                  std::string host)
+      : signals_(signals), conn_(conn), host_(std::move(host)) {}
+  int forwarded() const { return forwarded_; }
+
   void CollectFds(std::vector<pollfd>*) override {}
-  TimePoint NextWake() const override { return rang_ ? TimePoint::max() : at_; }
+  TimePoint NextWake() const override {
+    return signals_->received() != 0 && !handled_ ? TimePoint::min()
+                                                  : TimePoint::max();
+  }
   void OnFdReady(int, short, TimePoint) override {}
-  void OnTimer(TimePoint) override { rang_ = true; }
+  void OnTimer(TimePoint) override {
+    handled_ = true;
+    // Ended in the same iteration: its own status is the answer.
+    if (conn_->state() != ssh::SshConnection::State::kRunning) return;
+    forwarded_ = signals_->received();
+    LogInfo(host_ + ": forwarding SIG" + SignalName(forwarded_) +
+            " to the remote command");
+    conn_->Signal(SignalName(forwarded_));
+  }
 
  private:
-  TimePoint at_ = TimePoint::max();
-  bool rang_ = false;
+  const SignalWatcher* signals_;
+  ssh::SshConnection* conn_;
+  std::string host_;
+  bool handled_ = false;
+  int forwarded_ = 0;
 };
 
 uint64_t Seed() {
@@ -163,27 +182,16 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   tracer.Record(config.hosts[0], pod, "started", ip);
   loop.Add(conn.get());
 
-  int forwarded = 0;
-  Alarm give_up;
-  loop.Add(&give_up);
-  auto finished = [&] {
+  SignalForwarder forwarder(signals.get(), conn.get(), config.hosts[0]);
+  loop.Add(&forwarder);
+  K8S_RETURN_IF_ERROR(loop.RunUntil([&] {
     auto s = conn->state();
-    if (s == ssh::SshConnection::State::kExited ||
-        s == ssh::SshConnection::State::kFailed) {
-      return true;
-    }
-    if (signals->received() != 0 && forwarded == 0) {
-      forwarded = signals->received();
-      LogInfo(config.hosts[0] + ": forwarding SIG" + SignalName(forwarded) +
-              " to the remote command");
-      conn->Signal(SignalName(forwarded));
-      give_up.Set(clock->Now() + kSignalGrace);
-    }
-    return give_up.rang();
-  };
-  K8S_RETURN_IF_ERROR(loop.RunUntil(finished));
+    return s == ssh::SshConnection::State::kExited ||
+           s == ssh::SshConnection::State::kFailed;
+  }));
 
   AgentResult result;
+  int forwarded = forwarder.forwarded();
   if (forwarded != 0) {
     result.local_signal = forwarded;
     tracer.Record(config.hosts[0], pod, "exited",
@@ -195,6 +203,11 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
     return conn->status().WithContext("connection to pod " + pod + " at " + ip);
   }
   const ssh::ExitResult& exit = conn->exit_result();
+  if (!exit.local_error.empty()) {
+    tracer.Record(config.hosts[0], pod, "failed", exit.local_error);
+    return Status(Code::kCancelled, "stopped the remote command on pod " + pod +
+                                        ": " + exit.local_error);
+  }
   result.exit_code = exit.exit_status;
   result.remote_signal = exit.signal;
   tracer.Record(config.hosts[0], pod, "exited",

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -25,8 +26,8 @@ constexpr size_t kOutChunkBytes = 256 << 10;
 constexpr size_t kInChunkBytes = 64 << 10;
 // Work done per Pump before yielding to the loop (timers, other fds).
 constexpr int kMaxStepsPerPump = 64;
-// After a forwarded signal, how long the command gets to exit before the
-// channel is closed under it.
+// After a forwarded signal (or a stop after EPIPE), how long the command
+// and sshd get to end the channel before the agent stops waiting for them.
 constexpr auto kSignalGrace = std::chrono::seconds(2);
 
 // Whether `fd` would not block for `events` right now.
@@ -52,11 +53,11 @@ ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command,
                          StdioFds stdio, bool no_stdin)
     : session_(session), command_(std::move(command)), stdio_(stdio) {
   out_.stream_id = 0;
-  out_.fd = stdio.out;
+  out_.sink = OutputFd(stdio.out);
   out_.discard = stdio.out < 0;
   out_.buf.resize(kOutChunkBytes);
   err_.stream_id = SSH_EXTENDED_DATA_STDERR;
-  err_.fd = stdio.err;
+  err_.sink = OutputFd(stdio.err);
   err_.discard = stdio.err < 0;
   err_.buf.resize(kOutChunkBytes);
   stdin_eof_ = no_stdin || stdio.in < 0;
@@ -90,7 +91,9 @@ void ExecChannel::NoteEagain(Op op) {
 void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {
   if (phase_ != Phase::kPump) return;
   for (const OutStream* o : {&out_, &err_}) {
-    if (o->pending() && !o->discard) fds->push_back({o->fd, POLLOUT, 0});
+    if (o->pending() && !o->discard) {
+      fds->push_back({o->sink.fd(), POLLOUT, 0});
+    }
   }
   if (!stdin_eof_ && in_begin_ == in_end_) {
     fds->push_back({stdio_.in, POLLIN, 0});
@@ -104,6 +107,7 @@ TimePoint ExecChannel::NextWake() const {
 
 void ExecChannel::RequestSignal(const std::string& name, TimePoint now) {
   if (phase_ == Phase::kDone || !signal_.empty() || signal_sent_) return;
+  if (!output_error_.empty()) return;  // Already stopping the command.
   // The name goes into a remote shell command: only "TERM", "INT", "9"...
   if (name.empty() || name.size() > 16) return;
   for (char c : name) {
@@ -129,6 +133,10 @@ Status ExecChannel::Pump(TimePoint now) {
 }
 
 StatusOr<bool> ExecChannel::Step(TimePoint now) {
+  if (phase_ != Phase::kDone && now >= grace_deadline_) {
+    GiveUp();
+    return true;
+  }
   switch (phase_) {
     case Phase::kOpen: {
       LIBSSH2_CHANNEL* ch =
@@ -168,7 +176,9 @@ StatusOr<bool> ExecChannel::Step(TimePoint now) {
       return true;
     }
     case Phase::kWaitClosed: {
-      if (!forced_close_) {
+      // After a stop, sshd answers our CLOSE without an EOF first, and
+      // libssh2_channel_close has already waited for that CLOSE.
+      if (!forced_close_ && output_error_.empty()) {
         int rc = libssh2_channel_wait_closed(channel_.get());
         if (rc == LIBSSH2_ERROR_EAGAIN) {
           NoteEagain(Op::kNone);
@@ -192,31 +202,21 @@ StatusOr<bool> ExecChannel::StepPump(TimePoint now) {
     if (!p.ok()) return p.status();
     progress = progress || *p;
   }
-  if (now >= grace_deadline_) {
-    // The command outlived the signal (or the request never completed):
-    // stop waiting for it. libssh2_channel_close would wait for the
-    // server's CLOSE, which only comes when the command ends, so the
-    // channel is left to the session teardown (disconnect).
-    if (!libssh2_channel_eof(channel_.get())) {
-      forced_close_ = true;
-      result_.signal = requested_signal_;
-      result_.signal_message = "still running " + FormatDuration(kSignalGrace) +
-                               " after the signal; connection dropped";
-      result_.exit_status = 255;
-      phase_ = Phase::kDone;
-      return true;
-    }
-    grace_deadline_ = TimePoint::max();
-  }
-
   for (OutStream* o : {&out_, &err_}) {
-    StatusOr<bool> p = PumpOut(o);
+    StatusOr<bool> p = PumpOut(o, now);
     if (!p.ok()) return p.status();
     progress = progress || *p;
   }
   StatusOr<bool> p = PumpIn();
   if (!p.ok()) return p.status();
   progress = progress || *p;
+
+  // Stdout is gone: close the channel (sshd then closes the command's
+  // pipes) once no half-sent packet is in the way.
+  if (!output_error_.empty() && blocker_ == Op::kNone) {
+    phase_ = Phase::kClose;
+    return true;
+  }
 
   // The remote side sent EOF (or closed) and everything it sent has been
   // written out: finish now, whatever stdin still holds, so the agent
@@ -232,29 +232,34 @@ StatusOr<bool> ExecChannel::StepPump(TimePoint now) {
   return progress;
 }
 
-StatusOr<bool> ExecChannel::PumpOut(OutStream* o) {
+StatusOr<bool> ExecChannel::PumpOut(OutStream* o, TimePoint now) {
   bool progress = false;
   if (o->pending()) {
     if (o->discard) {
       o->begin = o->end = 0;
-    } else if (Ready(o->fd, POLLOUT)) {
-      // A blocking write of the whole chunk: poll said the fd has room, and
-      // a slow reader should slow us down, not make us buffer.
+    } else {
+      // Until the fd is full: a slow reader slows the remote side down
+      // (through the window), it does not make us buffer or block.
       while (o->pending()) {
-        ssize_t n = ::write(o->fd, o->buf.data() + o->begin, o->end - o->begin);
+        ssize_t n = o->sink.Write(o->buf.data() + o->begin, o->end - o->begin);
         if (n > 0) {
           o->begin += static_cast<size_t>(n);
           progress = true;
         } else if (n < 0 && errno == EINTR) {
           continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-          break;  // Someone made the fd non-blocking; wait for POLLOUT.
+          break;  // CollectStdioFds waits for POLLOUT.
         } else {
-          LogDebug(std::string("ssh: writing remote ") +
-                   (o->stream_id == 0 ? "stdout" : "stderr") + " failed: " +
-                   std::strerror(n < 0 ? errno : EIO) + "; discarding");
+          int err = n < 0 ? errno : EIO;
           o->discard = true;
           o->begin = o->end = 0;
+          if (o->stream_id == 0) {
+            StopOnOutputError(err, now);
+          } else {
+            LogDebug(std::string("ssh: writing remote stderr failed: ") +
+                     std::strerror(err) + "; discarding it");
+          }
+          progress = true;
         }
       }
       if (!o->pending()) o->begin = o->end = 0;
@@ -387,6 +392,38 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   return true;
 }
 
+void ExecChannel::StopOnOutputError(int err, TimePoint now) {
+  output_error_ = std::string("writing the command's output to stdout: ") +
+                  std::strerror(err) +
+                  (err == EPIPE ? " (its reader went away)" : "");
+  LogDebug("ssh: " + output_error_ + "; closing the channel");
+  // Nothing more to send but the close; the output is moot.
+  stdin_eof_ = true;
+  if (blocker_ != Op::kWrite) in_begin_ = in_end_ = 0;
+  grace_deadline_ = std::min(grace_deadline_, now + kSignalGrace);
+}
+
+void ExecChannel::GiveUp() {
+  // The command outlived the signal, the request never completed, or sshd
+  // did not answer the close in time: stop waiting. libssh2_channel_close
+  // would wait for the server's CLOSE, so the channel is left to the
+  // session teardown (disconnect), which ends the command's session.
+  forced_close_ = true;
+  result_.exit_status = 255;
+  if (!output_error_.empty()) {
+    result_.local_error = output_error_;
+  } else if (channel_ && libssh2_channel_eof(channel_.get())) {
+    // The command ended (its output may still be waiting for a stalled
+    // reader, or sshd's CLOSE for the link): report how, as sshd said.
+    ReadExitInfo();
+  } else {
+    result_.signal = requested_signal_;
+    result_.signal_message = "still running " + FormatDuration(kSignalGrace) +
+                             " after the signal; connection dropped";
+  }
+  phase_ = Phase::kDone;
+}
+
 void ExecChannel::SignalSent(TimePoint now) {
   signal_sent_ = true;
   signal_.clear();
@@ -395,23 +432,33 @@ void ExecChannel::SignalSent(TimePoint now) {
   grace_deadline_ = now + kSignalGrace;
 }
 
+void ExecChannel::ReadExitInfo() {
+  char* sig = nullptr;
+  size_t sig_len = 0;
+  char* msg = nullptr;
+  size_t msg_len = 0;
+  libssh2_channel_get_exit_signal(channel_.get(), &sig, &sig_len, &msg,
+                                  &msg_len, nullptr, nullptr);
+  if (sig != nullptr) {
+    result_.signal.assign(sig, sig_len);
+    if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
+    result_.exit_status = 255;
+  } else {
+    result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
+  }
+  if (sig != nullptr) libssh2_free(session_, sig);
+  if (msg != nullptr) libssh2_free(session_, msg);
+}
+
 void ExecChannel::FinishExit() {
-  if (!forced_close_) {
-    char* sig = nullptr;
-    size_t sig_len = 0;
-    char* msg = nullptr;
-    size_t msg_len = 0;
-    libssh2_channel_get_exit_signal(channel_.get(), &sig, &sig_len, &msg,
-                                    &msg_len, nullptr, nullptr);
-    if (sig != nullptr) {
-      result_.signal.assign(sig, sig_len);
-      if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
-      result_.exit_status = 255;
-    } else {
-      result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
-    }
-    if (sig != nullptr) libssh2_free(session_, sig);
-    if (msg != nullptr) libssh2_free(session_, msg);
+  if (!output_error_.empty()) {
+    // The exit status (if sshd still sent one) is not what happened: the
+    // agent cut the command off, and says so with 255 as ssh does.
+    result_.exit_status = 255;
+    result_.signal.clear();
+    result_.local_error = output_error_;
+  } else if (!forced_close_) {
+    ReadExitInfo();
   }
   // local.close is set, so freeing sends nothing and cannot block.
   channel_.reset();

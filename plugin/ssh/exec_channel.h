@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugin/base/clock.h"
+#include "plugin/base/output_fd.h"
 #include "plugin/base/status.h"
 #include "plugin/ssh/libssh2_handles.h"
 #include "plugin/ssh/ssh_client.h"
@@ -26,9 +27,18 @@ namespace k8s_agent::ssh {
 /// to stdio.err. Each stream has one buffer, and the channel is read for a
 /// stream only when its buffer has been written out, so a slow reader
 /// throttles the remote side through the SSH window instead of growing
-/// memory. Writes to the inherited fds are plain blocking writes started
-/// only when poll says the fd is writable (O_NONBLOCK is never set on fds
-/// shared with mpirun).
+/// memory. Writes never block (OutputFd; O_NONBLOCK is never set on fds
+/// shared with mpirun): a full pipe is waited for with POLLOUT in the loop,
+/// so signals and keepalives are served while a reader stalls.
+///
+/// When stdout cannot be written (its reader went away: EPIPE), the
+/// command is stopped as ssh stops it: the channel is closed (sshd closes
+/// the command's pipes, so it gets EOF or SIGPIPE) and result().local_error
+/// says why. A failing stderr is only dropped, as in ssh.
+///
+/// One grace timer bounds every ending the agent asks for (a forwarded
+/// signal, a stop after EPIPE): past it the exec ends without waiting for
+/// the server any longer, and the connection teardown drops the session.
 ///
 /// Exit status: libssh2 1.10 cannot tell "no exit-status message" from
 /// status 0 (libssh2_channel_has_exit_status is 1.12). A connection lost
@@ -56,9 +66,9 @@ class ExecChannel {
   /// Delivers signal `name` ("TERM") to the remote command's process
   /// group through a second exec channel (see SignalScript in the .cc for
   /// why not the RFC 4254 "signal" request), then sends EOF. The channel
-  /// closes when the command ends; if it is still running after a short
-  /// grace period, the exec ends with result().signal = name and the
-  /// connection teardown drops it.
+  /// closes when the command ends; if it has not ended (or its output
+  /// cannot be written out) by the grace deadline, the exec ends with
+  /// result().signal = name and the connection teardown drops it.
   void RequestSignal(const std::string& name, TimePoint now);
 
   /// Total bytes read from the channel (both streams).
@@ -73,7 +83,7 @@ class ExecChannel {
 
   struct OutStream {
     int stream_id = 0;
-    int fd = -1;
+    OutputFd sink;
     std::vector<char> buf;
     size_t begin = 0;
     size_t end = 0;
@@ -83,10 +93,13 @@ class ExecChannel {
 
   StatusOr<bool> Step(TimePoint now);
   StatusOr<bool> StepPump(TimePoint now);
-  StatusOr<bool> PumpOut(OutStream* out);
+  StatusOr<bool> PumpOut(OutStream* out, TimePoint now);
+  void StopOnOutputError(int err, TimePoint now);
+  void GiveUp();
   StatusOr<bool> PumpIn();
   StatusOr<bool> StepSignal(TimePoint now);
   void SignalSent(TimePoint now);
+  void ReadExitInfo();
   void FinishExit();
   bool Allowed(Op op) const { return blocker_ == Op::kNone || blocker_ == op; }
   void NoteEagain(Op op);
@@ -118,6 +131,7 @@ class ExecChannel {
   bool signal_sent_ = false;
   TimePoint grace_deadline_ = TimePoint::max();
   bool forced_close_ = false;
+  std::string output_error_;  // Why stdout failed: the exec is stopping.
 
   uint64_t bytes_received_ = 0;
   ExitResult result_;

@@ -19,6 +19,10 @@ struct ExitResult {
   int exit_status = 0;  ///< Valid when signal is empty.
   std::string signal;   ///< "TERM", "KILL", ... when killed by one.
   std::string signal_message;
+  /// Non-empty when the agent stopped the command itself because its
+  /// stdout could not be written (the reader went away); exit_status is
+  /// then 255, as ssh exits.
+  std::string local_error;
 };
 
 /// Where the remote command's stdio goes. Defaults are the agent's own.

@@ -39,8 +39,8 @@ uint64_t Fnv1a(uint64_t h, const char* p, size_t n) {
 }
 constexpr uint64_t kFnvSeed = 14695981039346656037ull;
 
-// Reads a pipe to EOF on its own thread (our loop writes with blocking
-// writes, so the reader must not share its thread).
+// Reads a pipe to EOF on its own thread, so the loop under test and the
+// reader do not take turns.
 class Collector {
  public:
   explicit Collector(bool keep = true) : keep_(keep) {
@@ -534,6 +534,37 @@ TEST_F(SshConnectionTest, SignalEndsRemoteCommand) {
   // the grace timer giving up on a command that outlived it.
   EXPECT_EQ(c->exit_result().signal_message, "") << sshd_->Log();
   EXPECT_TRUE(WaitGone(pid, 2000));
+  ::kill(pid, SIGKILL);
+}
+
+TEST_F(SshConnectionTest, StdoutReaderGoneStopsCommand) {
+  // `... yes | head -1`: once the reader is gone, EPIPE closes the channel
+  // (sshd closes the command's pipes: yes dies of SIGPIPE) and the exec
+  // ends with 255 and the reason, as ssh does.
+  std::string pid_file = sshd_->dir() + "/yes.pid";
+  auto c = Connect(Options());
+  ASSERT_TRUE(WaitReady(c.get()));
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  Collector err;
+  ASSERT_THAT(c->Exec("echo $$ > " + pid_file + "; exec yes",
+                      {-1, write_end.get(), err.fd()}),
+              IsOk());
+  pid_t pid = -1;
+  ASSERT_TRUE(RunUntil([&] {
+    pid = ReadPid(pid_file);
+    return pid > 0;
+  }));
+  read_end.reset();  // The reader goes away.
+  ASSERT_TRUE(RunUntil([&] {
+    return c->state() == State::kExited || c->state() == State::kFailed;
+  }));
+  loop_.Remove(c.get());
+  ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
+  EXPECT_EQ(c->exit_result().exit_status, 255);
+  EXPECT_THAT(c->exit_result().local_error, HasSubstr("Broken pipe"));
+  EXPECT_TRUE(WaitGone(pid, 5000));
   ::kill(pid, SIGKILL);
 }
 

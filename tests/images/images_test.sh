@@ -211,8 +211,6 @@ s_build() {
   cat "$build_dir/images-test/debian13.log"
   ((rc == 77)) && skip "no Debian 13 image and it cannot be made here (see above)"
   ((rc == 0)) || fail "scripts/debian-image.sh trixie failed (exit $rc)"
-  podman run --rm "$DEBIAN13_IMAGE" grep -q '^VERSION_CODENAME=trixie$' /etc/os-release ||
-    fail "$DEBIAN13_IMAGE is not Debian 13"
 
   # The delivery image holds the agent, the presets and the copier, and nothing else (no shell).
   podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
@@ -229,10 +227,9 @@ s_build() {
   local name
   for name in "$WORKER_IMAGE" "$LAUNCHER_IMAGE"; do
     [[ "$(podman image inspect -f '{{.Config.User}}' "$name")" == 1000:1000 ]] || fail "$name does not run as 1000:1000"
-    podman run --rm --entrypoint /usr/local/bin/k8s-agent "$name" --version >/dev/null || fail "k8s-agent does not run in $name"
   done
   # The launcher runs commands that need no ssh (an init container's `k8s-agent --hostfile`) without
-  # a Secret, saying why it wrote no ~/.ssh/config.
+  # a Secret, saying why it wrote no ~/.ssh/config. (The scenarios run the agent of both images.)
   out="$(podman run --rm "$LAUNCHER_IMAGE" k8s-agent --version 2>&1)" || fail "launcher without a Secret: $out"
   [[ "$out" == *"no ssh Secret in /etc/ssh-secret"*"k8s-agent "[0-9]* ]] || fail "launcher without a Secret: $out"
   step "sizes: $(podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'k8s-agent|debian' | tr '\n' ';')"

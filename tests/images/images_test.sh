@@ -164,11 +164,13 @@ img_worker_logins() {
 
 # ---------------------------------------------------------------------------------------------------------
 
-# Whether the last scripts/images.sh run used the layer cache for every step of every image.
+# Whether the last scripts/images.sh run found every image up to date, or rebuilt it from the layer cache
+# for every step.
 img_build_was_warm() {
   local log steps cached
   for log in worker launcher delivery; do
     log="$build_dir/images/$log.log"
+    grep -q '^up to date: ' "$log" && continue
     grep -qE '^(Get:|Unpacking |Setting up )' "$log" && return 1
     steps="$(grep -cE '^STEP [0-9]+/' "$log")"
     cached="$(grep -c '^--> Using cache' "$log")"
@@ -188,9 +190,9 @@ s_build() {
   setsid bash "$repo/scripts/debian-image.sh" trixie "$DEBIAN13_IMAGE" >"$build_dir/images-test/debian13.log" 2>&1 &
   local debian13_pid=$!
   trap 'kill -TERM -- "-$debian13_pid" 2>/dev/null' EXIT
-  step "scripts/images.sh --build-dir $build_dir (CONTAINERS_CONF=$CONTAINERS_CONF)"
+  step "scripts/images.sh --build-dir $build_dir --no-build (CONTAINERS_CONF=$CONTAINERS_CONF)"
   t0=$(now_ms)
-  bash "$repo/scripts/images.sh" --build-dir "$build_dir" --tag "$TAG"
+  bash "$repo/scripts/images.sh" --build-dir "$build_dir" --no-build --tag "$TAG"
   rc=$?
   ((rc == 77)) && skip "no base image and it cannot be made here (see above)"
   ((rc == 0)) || fail "scripts/images.sh failed (exit $rc)"
@@ -200,7 +202,7 @@ s_build() {
   # warm is followed by a second one that must be.
   if ! img_build_was_warm; then
     t0=$(now_ms)
-    bash "$repo/scripts/images.sh" --build-dir "$build_dir" --tag "$TAG" || fail "second scripts/images.sh failed"
+    bash "$repo/scripts/images.sh" --build-dir "$build_dir" --no-build --tag "$TAG" || fail "second scripts/images.sh failed"
     warm=$(($(now_ms) - t0))
     img_build_was_warm || fail "a rebuild with nothing changed was not served from the cache (build logs above)"
     step "warm rebuild: ${warm} ms"

@@ -239,7 +239,7 @@ s_build() {
 }
 
 s_worker_sshd() {
-  local pid status out
+  local pid status out rc
   img_prereqs
   img_need_images "$WORKER_IMAGE"
   img_bed_up 2
@@ -271,6 +271,11 @@ s_worker_sshd() {
     2>>"$BED_DIR/out-agent.txt")" && fail "HOME of the read-only w-1 is writable"
   [[ "$out" == "1000 w-1 /tmp/sshd-1000/ssh/config" ]] || fail "session on the read-only w-1: $out"
   step "read-only w-1: sshd from the Secret in place (StrictModes no), session ok: $out"
+  # A settings file that is named but missing is an error, as with ssh -F (not a silent fallback).
+  out="$(K8S_AGENT_SSH_CONFIG=/nonexistent/config bed_exec_launcher "$E2E_AGENT" w-1 true 2>&1)"
+  rc=$?
+  [[ $rc == 255 && "$out" == *"--ssh-config /nonexistent/config: "* ]] ||
+    fail "missing K8S_AGENT_SSH_CONFIG file: exit $rc: $out"
   pass
 }
 

@@ -104,8 +104,14 @@ packages_of() {
 # byte-identical files, so podman's layer cache makes a warm rebuild cheap.
 stage_context() {
   local ctx="$1"
+  # Only ever delete a directory this script staged (--context may name any).
+  if [[ -n "$context_only" && -e "$ctx" && ! -e "$ctx/.k8s-agent-context" ]] &&
+    [[ -n "$(ls -A "$ctx" 2>/dev/null)" ]]; then
+    die "$ctx exists and is not a build context staged by images.sh: name a new or empty directory"
+  fi
   rm -rf "$ctx"
   mkdir -p "$ctx"
+  : >"$ctx/.k8s-agent-context"
   strip -o "$ctx/k8s-agent" "$agent"
   strip -o "$ctx/k8s-agent-deliver" "$deliver"
   cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \

@@ -14,8 +14,12 @@
 #     --base IMAGE      Debian base of worker and launcher (default debian:bookworm-slim)
 #     --context DIR     only stage the build context in DIR and print the build commands
 #                       (for docker or another engine); builds nothing
+#     --no-build        take the binaries in the build dir as they are (the test suite
+#                       has just built them)
 #
-# Builds never pull (--pull=never). When the base is a debian:SUITE-slim
+# An image whose inputs (Dockerfile, build arguments, base image, staged
+# files) are unchanged is left as it is. Builds never pull (--pull=never).
+# When the base is a debian:SUITE-slim
 # that podman does not have, scripts/debian-image.sh makes it from Debian's
 # packages (debootstrap) and caches it. apt-get inside the builds uses the
 # host's network. podman reads its settings as usual (CONTAINERS_CONF, ...).
@@ -26,6 +30,7 @@ build_dir="$repo/build"
 tag=latest
 base=debian:bookworm-slim
 context_only=""
+no_build=0
 targets=()
 
 usage() {
@@ -44,6 +49,7 @@ while [[ $# -gt 0 ]]; do
   --tag) tag="${2:?}"; shift 2 ;;
   --base) base="${2:?}"; shift 2 ;;
   --context) context_only="$(realpath -m "${2:?}")"; shift 2 ;;
+  --no-build) no_build=1; shift ;;
   -h | --help) usage ;;
   delivery | worker | launcher) targets+=("$1"); shift ;;
   *) echo "images.sh: unknown argument: $1" >&2; usage ;;
@@ -57,6 +63,10 @@ deliver="$build_dir/images/k8s-agent-deliver"
 # The binaries come from the project's own build (the one every test runs),
 # built here if missing or older than the sources would make them.
 build_binaries() {
+  if ((no_build)); then
+    [[ -x "$agent" && -x "$deliver" ]] || die "--no-build: no $agent or $deliver"
+    return 0
+  fi
   if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     [[ "$build_dir" == "$repo/build" ]] || die "no CMake build in $build_dir"
     (cd "$repo" && cmake --preset default >/dev/null) || die "cmake --preset default failed"
@@ -94,8 +104,14 @@ packages_of() {
 # byte-identical files, so podman's layer cache makes a warm rebuild cheap.
 stage_context() {
   local ctx="$1"
+  # Only ever delete a directory this script staged (--context may name any).
+  if [[ -n "$context_only" && -e "$ctx" && ! -e "$ctx/.k8s-agent-context" ]] &&
+    [[ -n "$(ls -A "$ctx" 2>/dev/null)" ]]; then
+    die "$ctx exists and is not a build context staged by images.sh: name a new or empty directory"
+  fi
   rm -rf "$ctx"
   mkdir -p "$ctx"
+  : >"$ctx/.k8s-agent-context"
   strip -o "$ctx/k8s-agent" "$agent"
   strip -o "$ctx/k8s-agent-deliver" "$deliver"
   cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
@@ -163,19 +179,38 @@ main() {
       bash "$repo/scripts/debian-image.sh" "${BASH_REMATCH[3]}" "$base"
     fi
   fi
+  local name inputs log
   for target in "${targets[@]}"; do
     t0=$SECONDS
-    args=(--pull=never --layers -f "$(dockerfile "$target")" -t "$(image_name "$target"):$tag")
+    name="$(image_name "$target"):$tag"
+    log="$build_dir/images/$target.log"
+    args=(--pull=never --layers -f "$(dockerfile "$target")" -t "$name")
     if [[ "$target" != delivery ]]; then
       # apt-get runs inside these builds: the host's network.
       args+=(--network=host --build-arg "DEBIAN_IMAGE=$base" --build-arg "AGENT_PACKAGES=${pkgs% }")
     fi
-    log "building $(image_name "$target"):$tag (log $build_dir/images/$target.log)"
-    if ! podman build "${args[@]}" "$ctx" >"$build_dir/images/$target.log" 2>&1; then
-      tail -n 25 "$build_dir/images/$target.log" >&2
-      die "podman build of $(image_name "$target") failed: podman build ${args[*]} $ctx"
+    # Everything the image is made of: when an image of that name carries
+    # the same digest, even podman's cached rebuild (seconds) is skipped.
+    inputs="$(
+      {
+        cat "$(dockerfile "$target")"
+        printf '%s\n' "${args[@]}"
+        [[ "$target" == delivery ]] || podman image inspect -f '{{.Id}}' "$base"
+        (cd "$ctx" && sha256sum -- *)
+      } | sha256sum | cut -c1-16
+    )"
+    if [[ "$(podman image inspect -f '{{index .Labels "org.k8s-agent.inputs"}}' "$name" 2>/dev/null)" == "$inputs" ]]; then
+      echo "up to date: $name (inputs $inputs)" >"$log"
+      log "$name is up to date"
+      continue
     fi
-    log "built $(image_name "$target"):$tag in $((SECONDS - t0)) s ($(podman image inspect --format '{{.Size}}' "$(image_name "$target"):$tag" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
+    args+=(--label "org.k8s-agent.inputs=$inputs")
+    log "building $name (log $log)"
+    if ! podman build "${args[@]}" "$ctx" >"$log" 2>&1; then
+      tail -n 25 "$log" >&2
+      die "podman build of $name failed: podman build ${args[*]} $ctx"
+    fi
+    log "built $name in $((SECONDS - t0)) s ($(podman image inspect --format '{{.Size}}' "$name" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
   done
 }
 

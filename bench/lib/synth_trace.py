@@ -41,8 +41,9 @@ def host_lines(rnd, index, begin, failed, on):
     node = f"node-{index // 8}"
     out = [line(host, pid, "begin", begin, on=on)]
     seen = max(begin, created) + 15000
-    out.append(line(host, pid, "pod_status", seen, uid=uid, phase="Pending", created=rfc3339(created), restarts=0,
-                    waiting=["ContainerCreating"] if not failed else ["ErrImagePull"]))
+    if failed or seen < started:  # An agent that begins after the container is up never sees it Pending.
+        out.append(line(host, pid, "pod_status", seen, uid=uid, phase="Pending", created=rfc3339(created),
+                        restarts=0, waiting=["ContainerCreating"] if not failed else ["ErrImagePull"]))
     if failed:
         out.append(line(host, pid, "failed", max(seen, sched + 4000000),
                         detail=f"pod default/{host} is Pending: container main is waiting: ErrImagePull "

@@ -46,7 +46,7 @@ void First(std::optional<int64_t>* mark, int64_t t) {
 
 HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
   HostLaunch h;
-  Seen created, scheduled, started;
+  Seen created, scheduled, started, initialized, containers_ready, ready;
   std::string uid;
   int64_t last_t = 0;
   for (const TraceRecord* r : records) {
@@ -66,11 +66,17 @@ HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
       const PodStatusData& p = *r->pod_status;
       // A replacement pod (new uid) restarts the pod's own timeline.
       if (!p.uid.empty() && p.uid != uid) {
-        if (!uid.empty()) created = scheduled = started = Seen();
+        if (!uid.empty()) {
+          created = scheduled = started = Seen();
+          initialized = containers_ready = ready = Seen();
+        }
         uid = p.uid;
       }
       created.Observe(p.created, t);
       scheduled.Observe(p.scheduled, t);
+      initialized.Observe(p.initialized, t);
+      containers_ready.Observe(p.containers_ready, t);
+      ready.Observe(p.ready, t);
       // The container that SSH reached is the one up when it did.
       if (!h.ssh_ready) started.Observe(p.container_started, t);
       if (!p.node.empty()) h.node = p.node;
@@ -103,6 +109,9 @@ HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
   h.created = created.Placed();
   h.scheduled = scheduled.Placed();
   h.container_started = started.Placed();
+  h.initialized = initialized.Placed();
+  h.containers_ready = containers_ready.Placed();
+  h.ready = ready.Placed();
   for (const auto& [field, seen] :
        {std::pair{"created", &created}, std::pair{"scheduled", &scheduled},
         std::pair{"container_started", &started}}) {

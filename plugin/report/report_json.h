@@ -17,7 +17,8 @@ namespace k8s_agent::report {
 ///             max_host}],
 ///  "hosts":[{host, pod, node, trace, pid, launches, launched_from,
 ///            first_ms, end_ms, reached, already_running,
-///            marks_ms:{created, scheduled, container_started, begin,
+///            marks_ms:{created, scheduled, initialized, container_started,
+///                      containers_ready, ready, begin,
 ///                      pod_running_seen, ssh_attempt, ssh_ready, started,
 ///                      exited, failed},   // null when unknown
 ///            spans:[{phase, start_ms, duration_ms, failed}],

@@ -92,7 +92,8 @@ inline std::string HostTrace(const HostSpec& h) {
                             {"restarts", h.restarts}};
   if (h.created) running["created"] = Rfc3339(kBaseUs + *h.created);
   if (h.scheduled) {
-    running["true_since"] = {{"PodScheduled", Rfc3339(kBaseUs + *h.scheduled)}};
+    running["true_since"] = {{"PodScheduled", Rfc3339(kBaseUs + *h.scheduled)},
+                             {"Initialized", Rfc3339(kBaseUs + *h.scheduled)}};
   }
   if (h.container_started) {
     running["container_started"] = Rfc3339(kBaseUs + *h.container_started);

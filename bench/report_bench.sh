@@ -27,16 +27,17 @@ trap 'rm -rf "$T"' EXIT
 mapfile -t FILES < <(python3 "$BENCH_DIR/lib/synth_trace.py" --hosts "$HOSTS" --failed 3 --out "$T/traces")
 lines=$(cat "${FILES[@]}" | wc -l)
 bytes=$(cat "${FILES[@]}" | wc -c)
-times=()
+# Wall time and CPU time (user + sys) per run: on a loaded machine the wall time mostly measures the queue.
+TIMEFORMAT='%R %U %S'
+: > "$T/times"
 for ((i = 0; i < RUNS; i++)); do
-  t0=$(date +%s%N)
-  "$AGENT" -q --report --svg "$T/l.svg" --chrome "$T/l.json" "${FILES[@]}" > "$T/report.txt"
-  times+=($((($(date +%s%N) - t0) / 1000)))
+  { time "$AGENT" -q --report --svg "$T/l.svg" --chrome "$T/l.json" "${FILES[@]}" > "$T/report.txt"; } 2>> "$T/times"
 done
-sorted=$(printf '%s\n' "${times[@]}" | sort -n)
+sorted=$(awk '{printf "%d\n", $1 * 1000000}' "$T/times" | sort -n)
 median=$(echo "$sorted" | sed -n "$(((RUNS + 1) / 2))p")
 max=$(echo "$sorted" | tail -1)
 min=$(echo "$sorted" | head -1)
+cpu_median=$(awk '{printf "%d\n", ($2 + $3) * 1000}' "$T/times" | sort -n | sed -n "$(((RUNS + 1) / 2))p")
 mkdir -p "$OUT"
 {
   echo "# k8s-agent --report on $HOSTS synthetic hosts"
@@ -46,10 +47,10 @@ mkdir -p "$OUT"
   echo "Input: ${#FILES[@]} trace files, $lines lines, $bytes bytes (bench/lib/synth_trace.py, tree spawn)."
   echo "Command: \`k8s-agent -q --report --svg l.svg --chrome l.json TRACE...\` (text on stdout), $RUNS runs."
   echo
-  echo "| min | median | max | target |"
-  echo "|---|---|---|---|"
-  printf '| %d ms | %d ms | %d ms | < 1000 ms (%s) |\n' $((min / 1000)) $((median / 1000)) $((max / 1000)) \
-    "$([[ $median -lt 1000000 ]] && echo met || echo missed)"
+  echo "| wall min | wall median | wall max | CPU (user+sys) median | target |"
+  echo "|---|---|---|---|---|"
+  printf '| %d ms | %d ms | %d ms | %d ms | < 1000 ms wall (%s) |\n' $((min / 1000)) $((median / 1000)) \
+    $((max / 1000)) "$cpu_median" "$([[ $median -lt 1000000 ]] && echo met || echo missed)"
   echo
   echo "SVG: $(wc -c < "$T/l.svg") bytes, $(grep -c 'text-anchor="end"' "$T/l.svg") rows; Chrome JSON: $(wc -c < "$T/l.json") bytes."
 } > "$OUT/report.md"

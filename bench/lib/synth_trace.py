@@ -34,15 +34,18 @@ def line(host, pid, event, t, **extra):
 def host_lines(rnd, index, begin, failed, on):
     host, pid = f"w-{index}", 10000 + index
     created = BASE_US + rnd.randint(0, 2) * 1000000
-    sched = created + (rnd.choice([0, 0, 0, 1, 1, 2]) + (35 if rnd.random() < 0.02 else 0)) * 1000000
+    scale_up = rnd.random() < 0.02  # Waits for the autoscaler to add a node.
+    sched = created + (rnd.choice([0, 0, 0, 1, 1, 2]) + (35 if scale_up else 0)) * 1000000
     pull = int(rnd.lognormvariate(2.0, 0.6) * 1000000)
     started = sched + pull
     uid = f"uid-{index}"
     node = f"node-{index // 8}"
     out = [line(host, pid, "begin", begin, on=on)]
     seen = max(begin, created) + 15000
-    out.append(line(host, pid, "pod_status", seen, uid=uid, phase="Pending", created=rfc3339(created), restarts=0,
-                    waiting=["ContainerCreating"] if not failed else ["ErrImagePull"]))
+    if failed or seen < started:  # An agent that begins after the container is up never sees it Pending.
+        extra = {"unschedulable": "Unschedulable"} if scale_up and not failed else {}
+        out.append(line(host, pid, "pod_status", seen, uid=uid, phase="Pending", created=rfc3339(created),
+                        restarts=0, waiting=["ContainerCreating"] if not failed else ["ErrImagePull"], **extra))
     if failed:
         out.append(line(host, pid, "failed", max(seen, sched + 4000000),
                         detail=f"pod default/{host} is Pending: container main is waiting: ErrImagePull "

@@ -15,7 +15,11 @@ namespace k8s_agent {
 
 /// Appends trace records such as
 ///   {"host":"w-1","pod":"w-1","event":"ssh_ready","t_mono_us":...,
-///    "t_wall_us":...,"pid":123,"detail":"10.233.0.11:22 after 3 attempts"}
+///    "t_wall_us":...,"pid":123,"detail":"10.233.0.11:22 after 3 attempts",
+///    "attempt_t_mono_us":...}
+/// Events: begin (with "on": this host), resolved, pod_status (the pod's
+/// own timestamps, see pod_status_trace.h), pod_running, ssh_ready,
+/// started, exited, failed. `k8s-agent --report` reads them.
 /// Each record is one write(2) on an O_APPEND fd, so the many agents of
 /// one mpirun can share a file without tearing lines. A disabled tracer
 /// (no file) costs nothing.

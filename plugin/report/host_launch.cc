@@ -9,22 +9,31 @@
 namespace k8s_agent::report {
 namespace {
 
-// A pod timestamp and the agent time of the first record that showed it.
+// A pod timestamp, the agent time of the first record that showed it, and
+// of the last one before it that did not.
 struct Seen {
   std::optional<int64_t> value;
   int64_t first_seen = 0;
+  std::optional<int64_t> last_without;
 
   void Observe(const std::optional<int64_t>& v, int64_t now) {
-    if (!v) return;
+    if (!v) {
+      if (!value) last_without = now;
+      return;
+    }
     if (!value || *value != *v) {
       value = v;
       first_seen = now;
     }
   }
-  // Never later than when the agent saw it: a later value is skew.
+  // Between the agent's last sight without it and its first sight with it.
+  // API times are whole seconds, cut down: without the lower bound a
+  // container that started at 10.9 s would look up at 10.0 s, before an
+  // agent that began at 10.5 s and saw it Pending.
   std::optional<int64_t> Placed() const {
     if (!value) return std::nullopt;
-    return std::min(*value, first_seen);
+    int64_t v = last_without ? std::max(*value, *last_without) : *value;
+    return std::min(v, first_seen);
   }
   int64_t Ahead() const { return value ? *value - first_seen : 0; }
 };
@@ -37,7 +46,7 @@ void First(std::optional<int64_t>* mark, int64_t t) {
 
 HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
   HostLaunch h;
-  Seen created, scheduled, started;
+  Seen created, scheduled, started, initialized, containers_ready, ready;
   std::string uid;
   int64_t last_t = 0;
   for (const TraceRecord* r : records) {
@@ -57,11 +66,17 @@ HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
       const PodStatusData& p = *r->pod_status;
       // A replacement pod (new uid) restarts the pod's own timeline.
       if (!p.uid.empty() && p.uid != uid) {
-        if (!uid.empty()) created = scheduled = started = Seen();
+        if (!uid.empty()) {
+          created = scheduled = started = Seen();
+          initialized = containers_ready = ready = Seen();
+        }
         uid = p.uid;
       }
       created.Observe(p.created, t);
       scheduled.Observe(p.scheduled, t);
+      initialized.Observe(p.initialized, t);
+      containers_ready.Observe(p.containers_ready, t);
+      ready.Observe(p.ready, t);
       // The container that SSH reached is the one up when it did.
       if (!h.ssh_ready) started.Observe(p.container_started, t);
       if (!p.node.empty()) h.node = p.node;
@@ -94,6 +109,9 @@ HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
   h.created = created.Placed();
   h.scheduled = scheduled.Placed();
   h.container_started = started.Placed();
+  h.initialized = initialized.Placed();
+  h.containers_ready = containers_ready.Placed();
+  h.ready = ready.Placed();
   for (const auto& [field, seen] :
        {std::pair{"created", &created}, std::pair{"scheduled", &scheduled},
         std::pair{"container_started", &started}}) {
@@ -133,8 +151,11 @@ void BuildSpans(int64_t clip_us, HostLaunch* h) {
   std::optional<int64_t> up =
       h->container_started ? h->container_started : h->running_seen;
   add(up, Phase::kSshd);
-  if (up && h->begin && *h->begin > *up) {
+  if (up && h->begin && *h->begin > *up &&
+      *h->begin >= *up + StampResolutionUs(*up)) {
     // Up before anyone asked: the wait was on the launcher, not the pod.
+    // (Within a whole-second stamp's second the order is unknown: no
+    // launcher time is invented then.)
     marks.back().next = Phase::kLauncher;
     add(h->begin, Phase::kSshd);
   }

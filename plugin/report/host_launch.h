@@ -12,6 +12,12 @@
 
 namespace k8s_agent::report {
 
+/// How coarse a pod timestamp is: a whole second (metav1.Time, what the
+/// API writes) covers [t, t + 1 s); a time with a fraction is exact.
+inline int64_t StampResolutionUs(int64_t us) {
+  return us % 1000000 == 0 ? 1000000 : 0;
+}
+
 /// The marks of one agent run for one host; `records` are that run's, in
 /// file order. Spans are not built yet: they depend on the whole job.
 HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records);

@@ -148,7 +148,8 @@ StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records) {
   for (HostLaunch& h : job.hosts) {
     std::optional<int64_t> up =
         h.container_started ? h.container_started : h.running_seen;
-    h.already_running = up && *up < first_begin;
+    h.already_running =
+        up && *up + StampResolutionUs(*up) <= first_begin && *up < first_begin;
     BuildSpans(h.already_running ? first_begin : INT64_MIN, &h);
   }
   std::sort(job.hosts.begin(), job.hosts.end(),

@@ -78,6 +78,9 @@ struct HostLaunch {
       exited, failed_at;
   // Pod clocks, placed (see the file comment).
   std::optional<int64_t> created, scheduled, container_started;
+  // The pod's other conditions (placed the same way): for --format json;
+  // they bound no phase the agent waits for.
+  std::optional<int64_t> initialized, containers_ready, ready;
 
   std::vector<Span> spans;  ///< In time order, back to back.
   /// Each container waiting reason, when the agent first saw it.

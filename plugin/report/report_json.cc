@@ -33,7 +33,10 @@ json HostJson(const JobLaunch& job, const HostLaunch& h) {
   j["already_running"] = h.already_running;
   j["marks_ms"] = {{"created", Mark(job, h.created)},
                    {"scheduled", Mark(job, h.scheduled)},
+                   {"initialized", Mark(job, h.initialized)},
                    {"container_started", Mark(job, h.container_started)},
+                   {"containers_ready", Mark(job, h.containers_ready)},
+                   {"ready", Mark(job, h.ready)},
                    {"begin", Mark(job, h.begin)},
                    {"pod_running_seen", Mark(job, h.running_seen)},
                    {"ssh_attempt", Mark(job, h.attempt_start)},

@@ -19,6 +19,11 @@ std::string Pad(const std::string& s, size_t width, bool right = false) {
   return right ? fill + s : s + fill;
 }
 
+// Cuts to `width` with a trailing '~', so long names keep the columns.
+std::string Fit(const std::string& s, size_t width) {
+  return s.size() <= width ? s : s.substr(0, width - 1) + "~";
+}
+
 std::string WaitingList(const HostLaunch& h) {
   std::vector<std::string> names;
   for (const auto& w : h.waiting) names.push_back(w.second);
@@ -104,9 +109,9 @@ std::string FormatTextReport(const JobLaunch& job,
   head += " " + Pad("started", kCol, true) + "  notes";
   out += head + "\n";
   for (const HostLaunch& h : job.hosts) {
-    std::string row = Pad(h.host, name_w) + "  " +
-                      Pad(h.node.empty() ? "-" : h.node, node_w) + "  " +
-                      Pad(Offset(job, h.first_us), kCol, true);
+    std::string row = Pad(Fit(h.host, name_w), name_w) + "  " +
+                      Pad(Fit(h.node.empty() ? "-" : h.node, node_w), node_w) +
+                      "  " + Pad(Offset(job, h.first_us), kCol, true);
     for (int p = 0; p < kPhaseCount; ++p) {
       Phase phase = PhaseAt(p);
       std::string cell =

@@ -41,7 +41,8 @@ int64_t DaysFromCivil(int64_t y, int m, int d) {
 
 }  // namespace
 
-std::optional<int64_t> ParseRfc3339Micros(std::string_view s) {
+std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
+  std::string_view s = text;
   size_t pos = 0;
   int year, month, day, hour, minute, second;
   if (!Digits(s, &pos, 4, &year) || !Expect(s, &pos, '-') ||

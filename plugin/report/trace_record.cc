@@ -14,6 +14,16 @@ using nlohmann::json;
 
 Status Bad(const std::string& why) { return InvalidArgumentError(why); }
 
+// Microsecond times past this (the year 5138) are corrupt, and would make
+// differences overflow.
+constexpr int64_t kMaxMicros = int64_t{100000000000000000};
+
+bool SaneMicros(const json& v) {
+  if (!v.is_number_integer()) return false;
+  int64_t t = v.get<int64_t>();
+  return t >= 0 && t < kMaxMicros;
+}
+
 // A timestamp field of a pod_status record; absent is fine, garbage is not.
 Status Timestamp(const json& object, const char* key,
                  std::optional<int64_t>* out) {
@@ -88,9 +98,10 @@ StatusOr<TraceRecord> ParseTraceLine(std::string_view line) {
   if (wall == j.end() || !wall->is_number_integer()) {
     return Bad("not a k8s-agent trace record: no integer \"t_wall_us\"");
   }
+  if (!SaneMicros(*wall)) return Bad("\"t_wall_us\" out of range");
   r.t_wall_us = wall->get<int64_t>();
   auto mono = j.find("t_mono_us");
-  if (mono != j.end() && mono->is_number_integer()) {
+  if (mono != j.end() && SaneMicros(*mono)) {
     r.t_mono_us = mono->get<int64_t>();
   }
   auto pid = j.find("pid");
@@ -101,7 +112,7 @@ StatusOr<TraceRecord> ParseTraceLine(std::string_view line) {
   r.detail = StringOr(j, "detail");
   r.on = StringOr(j, "on");
   auto attempt = j.find("attempt_t_mono_us");
-  if (attempt != j.end() && attempt->is_number_integer()) {
+  if (attempt != j.end() && SaneMicros(*attempt)) {
     r.attempt_t_mono_us = attempt->get<int64_t>();
   }
   if (r.event == "pod_status") {

@@ -5,7 +5,8 @@
 
 A trace line: {"host":"w-1","pod":"w-1","event":"resolved"|"pod_running"|"ssh_ready"|"started"|"exited"|
 "failed","t_mono_us":N,"t_wall_us":N,"pid":N,"detail":"..."}. "host" is the name the agent was given, "pod"
-the pod it resolved to; a HOST argument below matches either.
+the pod it resolved to; a HOST argument below matches either. Agents also write "begin" and "pod_status" lines
+(the pod's own timestamps, read by `k8s-agent --report`); the commands here ignore them unless named.
 
 Commands (exit 0 = assertion holds, 1 = it does not, with the reason on stderr):
   order FILE HOST EVENT...              EVENTs occur for HOST, first occurrences in this order

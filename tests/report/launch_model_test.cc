@@ -130,6 +130,26 @@ TEST(LaunchModelTest, PodUpBeforeTheAgentAskedIsLauncherTime) {
   EXPECT_EQ(job.hosts[job.critical->launched_by[0]].host, "w-0");
 }
 
+TEST(LaunchModelTest, WholeSecondStampsAreBoundedByWhatTheAgentSaw) {
+  // The container really started at 2.6 s; the API says 2 s (cut down).
+  // The agent began at 2.49 s and saw the pod Pending at 2.5 s: the
+  // container cannot have started before that, and no launcher time.
+  HostSpec h;
+  h.begin = 2490 * kMs;
+  h.saw_pending = true;
+  h.container_started = 2 * kSec;
+  h.running_seen = 2600 * kMs;
+  h.attempt = 2700 * kMs;
+  h.ssh_ready = 2750 * kMs;
+  h.started = 2760 * kMs;
+  JobLaunch job = Build({h});
+  const HostLaunch& host = job.hosts[0];
+  EXPECT_FALSE(host.already_running);
+  EXPECT_FALSE(host.HasPhase(Phase::kLauncher));
+  EXPECT_EQ(*host.container_started, kBaseUs + 2500 * kMs);
+  EXPECT_EQ(host.PhaseUs(Phase::kSshd), 200 * kMs);
+}
+
 TEST(LaunchModelTest, PodsUpLongBeforeTheLaunchAreCut) {
   // Workers created an hour ago; mpirun today: the job starts at begin.
   HostSpec h;

@@ -47,6 +47,9 @@ struct HostSpec {
   std::optional<int64_t> started = 3 * kSec + 460 * kMs;
   std::vector<std::string> waiting = {"ContainerCreating"};
   int restarts = 0;
+  /// Whether the agent saw the pod Pending first (default: unless the
+  /// container started before begin).
+  std::optional<bool> saw_pending;
   std::optional<int64_t> failed;  ///< Replaces the SSH part when set.
   std::string failure =
       "pod default/w-0 is Pending: container main is "
@@ -75,7 +78,10 @@ inline std::string HostTrace(const HostSpec& h) {
   if (!h.waiting.empty()) pending["waiting"] = h.waiting;
   int64_t first_seen = h.begin + 10 * kMs;
   if (h.created) first_seen = std::max(first_seen, *h.created + 10 * kMs);
-  out += Line(h, "pod_status", first_seen, pending);
+  // An agent that begins after the container is up never sees it Pending.
+  bool saw_pending = h.saw_pending.value_or(
+      !(h.container_started && *h.container_started < h.begin));
+  if (saw_pending) out += Line(h, "pod_status", first_seen, pending);
   if (h.failed && !h.container_started) {
     out += Line(h, "failed", *h.failed, nlohmann::json::object(), h.failure);
     return out;
@@ -86,7 +92,8 @@ inline std::string HostTrace(const HostSpec& h) {
                             {"restarts", h.restarts}};
   if (h.created) running["created"] = Rfc3339(kBaseUs + *h.created);
   if (h.scheduled) {
-    running["true_since"] = {{"PodScheduled", Rfc3339(kBaseUs + *h.scheduled)}};
+    running["true_since"] = {{"PodScheduled", Rfc3339(kBaseUs + *h.scheduled)},
+                             {"Initialized", Rfc3339(kBaseUs + *h.scheduled)}};
   }
   if (h.container_started) {
     running["container_started"] = Rfc3339(kBaseUs + *h.container_started);

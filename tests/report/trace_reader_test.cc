@@ -49,6 +49,11 @@ TEST(TraceRecordTest, RejectsForeignAndTruncated) {
   EXPECT_THAT(ParseTraceLine(R"({"host":"w","event":"x","t_wall_us":"1"})"),
               StatusIs(Code::kInvalidArgument, "t_wall_us"));
   EXPECT_THAT(ParseTraceLine("[1,2]"), StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(ParseTraceLine(R"({"host":"w","event":"x",)"
+                             R"("t_wall_us":9223372036854775807})"),
+              StatusIs(Code::kInvalidArgument, "out of range"));
+  EXPECT_THAT(ParseTraceLine(R"({"host":"w","event":"x","t_wall_us":-5})"),
+              StatusIs(Code::kInvalidArgument, "out of range"));
   EXPECT_THAT(ParseTraceLine(R"({"host":"w","event":"pod_status",)"
                              R"("t_wall_us":1,"created":"yesterday"})"),
               StatusIs(Code::kInvalidArgument, "RFC 3339"));

@@ -91,6 +91,8 @@ TEST(JsonReportTest, ParsesAndCarriesPhases) {
   EXPECT_DOUBLE_EQ(h0["phases_ms"]["scheduling"].get<double>(), 1000.0);
   EXPECT_DOUBLE_EQ(h0["phases_ms"]["container"].get<double>(), 2000.0);
   EXPECT_TRUE(h0["marks_ms"]["ssh_ready"].is_number());
+  EXPECT_DOUBLE_EQ(h0["marks_ms"]["initialized"].get<double>(), 1000.0);
+  EXPECT_TRUE(h0["marks_ms"]["ready"].is_null());
   bool has_phase_summary = false;
   for (const auto& p : j["phases"]) has_phase_summary |= p["phase"] == "sshd";
   EXPECT_TRUE(has_phase_summary);

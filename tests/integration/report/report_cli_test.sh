@@ -20,8 +20,7 @@ case "$SCENARIO" in
 tree)
   synth --hosts 80 --fanout 16 --failed 2
   [ "${#FILES[@]}" -gt 2 ] || fail "expected several trace files, got ${#FILES[@]}"
-  "$AGENT" --report "${FILES[@]}" > "$T/out" 2> "$T/err"
-  [ $? -eq 0 ] || fail "text report failed"
+  "$AGENT" --report "${FILES[@]}" > "$T/out" 2> "$T/err" || fail "text report failed"
   grep -q "80 host(s) from ${#FILES[@]} trace file(s)" "$T/out" || fail "summary line"
   grep -q '(78 reached, 2 failed)' "$T/out" || fail "reached/failed counts"
   [ "$(grep -c '^w-[0-9]* ' "$T/out")" = 80 ] || fail "expected 80 host rows"
@@ -49,8 +48,7 @@ bad-lines)
   synth --hosts 3 --fanout 3 --failed 0
   f="${FILES[0]}"
   { echo 'INFO something else wrote here'; cat "$f"; printf '{"host":"w-9","event":"sta'; } > "$T/mixed.jsonl"
-  "$AGENT" --report "$T/mixed.jsonl" > "$T/out" 2> "$T/err"
-  [ $? -eq 0 ] || fail "a few bad lines must not fail the report"
+  "$AGENT" --report "$T/mixed.jsonl" > "$T/out" 2> "$T/err" || fail "a few bad lines must not fail the report"
   grep -q "k8s-agent: --report: $T/mixed.jsonl:1: skipped: not JSON" "$T/err" || fail "no warning naming file:1"
   n=$(($(wc -l < "$f") + 2))
   grep -q "$T/mixed.jsonl:$n: skipped: not JSON.*no newline" "$T/err" || fail "no warning naming the truncated line $n"
@@ -74,7 +72,8 @@ no-records)
   [ $rc -eq 255 ] || fail "no file: rc $rc"
   grep -q "no trace file given" "$T/err" || fail "message without files"
   "$AGENT" --report --format horovod "$T/empty.jsonl" > "$T/out" 2> "$T/err"; rc=$?
-  [ $rc -eq 255 ] && grep -q "not a report format" "$T/err" || fail "--format horovod with --report"
+  [ $rc -eq 255 ] || fail "--format horovod with --report: rc $rc"
+  grep -q "not a report format" "$T/err" || fail "--format horovod with --report: message"
   ok "foreign, empty, missing and absent traces exit 255 with a message"
   ;;
 outputs)
@@ -85,9 +84,11 @@ outputs)
   head -c 5 "$T/l.svg" | grep -q '<svg ' || fail "SVG"
   python3 -c 'import json,sys; json.load(open(sys.argv[1]))["traceEvents"]' "$T/l.json" || fail "Chrome JSON"
   "$AGENT" --report --svg "$T/nodir/l.svg" "${FILES[@]}" > "$T/out" 2> "$T/err"; rc=$?
-  [ $rc -eq 255 ] && grep -q "writing the SVG Gantt chart" "$T/err" || fail "unwritable --svg: rc $rc"
+  [ $rc -eq 255 ] || fail "unwritable --svg: rc $rc"
+  grep -q "writing the SVG Gantt chart" "$T/err" || fail "unwritable --svg: message"
   "$AGENT" --svg "$T/x.svg" w-0 true > "$T/out" 2> "$T/err"; rc=$?
-  [ $rc -eq 255 ] && grep -q "given without --report" "$T/err" || fail "--svg without --report: rc $rc"
+  [ $rc -eq 255 ] || fail "--svg without --report: rc $rc"
+  grep -q "given without --report" "$T/err" || fail "--svg without --report: message"
   ok "SVG and Chrome trace written, paths said"
   ;;
 thousand)

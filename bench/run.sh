@@ -5,7 +5,7 @@
 #
 # usage: sudo bench/run.sh [--full] [--only 1,2,...] [--agent PATH] [--out DIR] [--workers N] [--ns "N..."]
 #   (default)     quick mode, about 5-10 min on 2 cores
-#   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 64 in the launch curve
+#   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 128 in the launch curve
 #   --smoke       2-3 runs of everything, tiny sizes: checks the harness in ~2 min, numbers meaningless
 #   --only LIST   run only these benchmarks (numbers below); the report covers what ran
 #   --agent PATH  the k8s-agent binary (default: build target k8s-agent in build-bench, Release)

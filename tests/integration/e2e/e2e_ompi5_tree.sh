@@ -187,8 +187,10 @@ late_and_failing_run() {
   at_ms 1500
   step "w-2 ready (sshd + Running)"
   bed_worker_ready w-2 || fail "w-2 not ready"
-  # w-3 fails only once its agent waits on it, so the failure is seen mid-wait.
+  # w-3 fails only once its agent waits on it (the failure is seen mid-wait) and w-2's agent has started
+  # its prted (without tree spawn the two agents run side by side, and the abort would cut w-2 short).
   wait_trace_event w-3 resolved 60
+  wait_trace_event w-2 started 60
   step "w-3 Failed: Evicted"
   bed_pod_set w-3 '{"phase":"Failed","podIP":null,"reason":"Evicted","message":"The node was low on resource: memory."}' ||
     fail "control API"

@@ -3,13 +3,14 @@
 # SPDX-License-Identifier: Apache-2.0
 # Benchmarks k8s-agent against OpenSSH side by side on the e2e bed; prints and saves a table of ratios.
 #
-# usage: sudo bench/run.sh [--full] [--only 1,2,...] [--agent PATH] [--out DIR] [--workers N]
+# usage: sudo bench/run.sh [--full] [--only 1,2,...] [--agent PATH] [--out DIR] [--workers N] [--ns "N..."]
 #   (default)     quick mode, about 5-10 min on 2 cores
-#   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 64 in the launch curve
+#   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 128 in the launch curve
 #   --smoke       2-3 runs of everything, tiny sizes: checks the harness in ~2 min, numbers meaningless
 #   --only LIST   run only these benchmarks (numbers below); the report covers what ran
 #   --agent PATH  the k8s-agent binary (default: build target k8s-agent in build-bench, Release)
 #   --out DIR     results directory (default bench/results)
+#   --ns "N..."   the launch curve's pod counts (item 7), e.g. "32 64 128"; the bed grows to the largest
 #
 # Needs root (network namespaces). Installs hyperfine and gnuplot-nox with apt-get if missing. Brings up
 # its own bed (tests/bed/bed.sh: pods = netns with a real sshd each, a fake API server) and tears it down
@@ -26,6 +27,7 @@
 #   5 bulk stdout throughput          head -c SIZE /dev/zero remotely, piped locally
 #   6 mpirun MPI hello across 4 pods  hyperfine, plm_rsh_agent = k8s-agent | ssh
 #   7 launch time vs N pods           mpirun true on N pods, tree spawn and no_tree_spawn, plus a plot
+#   8 launcher CPU per host           N concurrent `k8s-agent w-i true` | `ssh IP true`: children's CPU / N
 # Output: DIR/latest.md (table, date, machine), DIR/launch_vs_n.png, DIR/raw/ (hyperfine JSON, CSV, logs).
 set -uo pipefail
 
@@ -33,7 +35,8 @@ BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$BENCH_DIR/.." && pwd)"
 PY=/usr/bin/python3
 MODE=quick
-ONLY=1,2,3,4,5,6,7
+ONLY=1,2,3,4,5,6,7,8
+NS_ARG=
 AGENT=
 OUT="$BENCH_DIR/results"
 WORKERS=64
@@ -59,6 +62,10 @@ while (($#)); do
     WORKERS="$2"
     shift
     ;;
+  --ns)
+    NS_ARG="$2"
+    shift
+    ;;
   -h | --help)
     usage
     exit 0
@@ -81,16 +88,24 @@ wants() { [[ ",$ONLY," == *",$1,"* ]]; }
 now_us() { echo $(($(date +%s%N) / 1000)); }
 
 [[ $EUID -eq 0 ]] || die "needs root (network namespaces): sudo $0"
+# Absolute: the clients run inside the launcher pod with the bed dir as their cwd.
+OUT="$(realpath -m "$OUT")"
 
 # ---- parameters -------------------------------------------------------------------------------------
 if [[ "$MODE" == full ]]; then
-  R1=60 R2=40 R5=10 R6=30 R7=7 IDLE_S=60 BULK_BYTES=$((1 << 30)) NS_LIST="4 8 16 32 64"
+  R1=60 R2=40 R5=10 R6=30 R7=7 IDLE_S=60 BULK_BYTES=$((1 << 30)) NS_LIST="4 8 16 32 64 128"
 elif [[ "$MODE" == smoke ]]; then
   R1=3 R2=3 R5=2 R6=2 R7=2 IDLE_S=3 BULK_BYTES=$((16 << 20)) NS_LIST="4 8"
 else
   R1=20 R2=20 R5=5 R6=10 R7=3 IDLE_S=20 BULK_BYTES=$((256 << 20)) NS_LIST="4 8 16"
 fi
+if [[ "$MODE" == full ]]; then R8=10; elif [[ "$MODE" == smoke ]]; then R8=1; else R8=5
+fi
 B3_HOSTS=64
+[[ -n "$NS_ARG" ]] && NS_LIST="$NS_ARG"
+# The bed holds the largest N of the curve (each worker pod is one idle sshd, ~2 MB); 128 at most, as
+# Open MPI's plm_rsh_num_concurrent.
+for n in $NS_LIST; do ((n > WORKERS && n <= 128)) && WORKERS=$n; done
 
 # ---- tools --------------------------------------------------------------------------------------------
 need_pkgs=()
@@ -410,6 +425,31 @@ bench6() {
   hf b6_mpi_hello "$R6" 1 900 "$mpi '$AGENT' $HELLO" "$mpi '$SSH' $HELLO"
 }
 
+# ---- 8: launcher CPU per host ---------------------------------------------------------------------------
+# B8_HOSTS agents (and then as many ssh) started at once in the launcher pod, each running `true` on its
+# own ready pod, as mpirun starts one per host. The shell waits for all of them, so `times` reports their
+# summed user+system CPU: what one launcher pays per host, the number that decides how far it scales.
+bench8() {
+  local kind n=$B3_HOSTS r out
+  say "8: launcher CPU per host, $n concurrent clients, $R8 rounds each"
+  : >"$RAW/b8_cpu.txt"
+  for ((r = 1; r <= R8; r++)); do
+    for kind in agent ssh; do
+      out="$(in_launcher 300 bash -c 'kind=$1 n=$2 a=$3 ssh=$4 fails=0; t0=$(date +%s%N)
+        for ((i = 0; i < n; i++)); do
+          if [[ $kind == agent ]]; then "$a" -q "w-$i" true >/dev/null 2>&1 &
+          else $ssh "$5.$((10 + i))" true >/dev/null 2>&1 & fi
+        done
+        for p in $(jobs -p); do wait "$p" || fails=$((fails + 1)); done
+        echo "$kind n=$n fails=$fails wall_ms=$((($(date +%s%N) - t0) / 1000000))"
+        times # In this shell, not a subshell: its second line is the reaped children'"'"'s CPU.' \
+        _ "$kind" "$n" "$AGENT" "$SSH" "$BED_NET")"
+      echo "$out" | tr '\n' ' ' | sed 's/ $//' >>"$RAW/b8_cpu.txt"
+      echo >>"$RAW/b8_cpu.txt"
+    done
+  done
+}
+
 # ---- 7: launch time vs N ------------------------------------------------------------------------------
 bench7() {
   local n mode extra mpi
@@ -424,7 +464,7 @@ bench7() {
   done
 }
 
-for b in 1 2 3 4 5 6 7; do
+for b in 1 2 3 4 5 6 7 8; do
   wants "$b" && "bench$b"
 done
 

@@ -336,6 +336,36 @@ class Report:
             lines += ["", "![launch time vs N](%s)" % os.path.basename(png)]
         self.details.append("\n".join(lines))
 
+    # 8 ----------------------------------------------------------------------
+    def b8(self):
+        path = os.path.join(self.raw, "b8_cpu.txt")
+        if not os.path.exists(path):
+            return self.row(8, "launcher CPU per host", "not run", "", "", "", None)
+        per = {"agent": [], "ssh": []}
+        fails = {"agent": 0, "ssh": 0}
+        n = 0
+        for line in open(path):
+            # "... wall_ms=W <shell user> <shell sys> <children user> <children sys>"
+            m = re.match(r"(agent|ssh) n=(\d+) fails=(\d+) wall_ms=\d+ .*?(\d+)m([\d.]+)s (\d+)m([\d.]+)s$", line)
+            if not m:
+                continue
+            kind, n = m.group(1), int(m.group(2))
+            cpu_s = 60 * int(m.group(4)) + float(m.group(5)) + 60 * int(m.group(6)) + float(m.group(7))
+            per[kind].append(1000.0 * cpu_s / n)
+            fails[kind] += int(m.group(3))
+        if not per["agent"] or not per["ssh"]:
+            return self.row(8, "launcher CPU per host", "incomplete", "", "", "", None)
+        sa, ss = stats(per["agent"]), stats(per["ssh"])
+        self.row(8, "launcher CPU per host (%d concurrent `true`, user+sys)" % n, fmt_ms(sa, digits=1),
+                 fmt_ms(ss, digits=1), "%.2f×" % (sa["median"] / ss["median"]), "", None)
+        self.details.append("\n".join([
+            "### 8. Launcher CPU per host", "",
+            "%d clients started at once in the launcher pod, each running `true` on its own ready pod; the "
+            "shell's `times` gives their summed user+system CPU, divided by %d. %d rounds; failures: "
+            "k8s-agent %d, ssh %d." % (n, n, len(per["agent"]), fails["agent"], fails["ssh"]), "",
+            "| | k8s-agent | ssh |", "|---|---|---|",
+            "| CPU per host, median (p5-p95) | %s | %s |" % (fmt_ms(sa, digits=1), fmt_ms(ss, digits=1))]))
+
     def plot(self, dat, ns):
         if not shutil.which("gnuplot"):
             return None
@@ -349,7 +379,7 @@ set title '%(title)s'
 set xlabel 'worker pods N (one rank each)'
 set ylabel 'mpirun -np N true, median (ms); bars p5-p95'
 set logscale x 2
-set xtics (4, 8, 16, 32, 64)
+set xtics (4, 8, 16, 32, 64, 128)
 set xrange [%(xlo)s:%(xhi)s]
 set yrange [0:*]
 set key top left
@@ -412,7 +442,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 64
     rep = Report(sys.argv[1], sys.argv[2])
-    for b in (rep.b1, rep.b2, rep.b3, rep.b4, rep.b5, rep.b6, rep.b7):
+    for b in (rep.b1, rep.b2, rep.b3, rep.b4, rep.b5, rep.b6, rep.b7, rep.b8):
         try:
             b()
         except Exception as e:  # one broken input must not hide the others

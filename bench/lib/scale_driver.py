@@ -147,7 +147,8 @@ def main():
     ap.add_argument("--hosts", type=int, default=1000)
     ap.add_argument("--sshds", type=int, default=4)
     ap.add_argument("--wave", type=float, default=30.0)
-    ap.add_argument("--apf-seats", type=int, default=20)
+    ap.add_argument("--apf-seats", type=int, default=20,
+                    help="0: no APF limit (for comparison)")
     ap.add_argument("--apf-queue", type=int, default=50)
     ap.add_argument("--apf-queue-wait", type=float, default=5.0)
     ap.add_argument("--apf-retry-after", type=int, default=1)
@@ -167,7 +168,8 @@ def main():
                 "phase": "Pending", "podIP": None, "hostname": "w-%d" % i,
                 "labels": {"role": "worker"}})
         ctl.call("POST", "/_control/stats/reset")
-        ctl.call("POST", "/_control/apf/reset")
+        if args.apf_seats > 0:
+            ctl.call("POST", "/_control/apf/reset")
         with open(os.path.join(d, "access.log"), "a") as f:
             f.write("=== wave starts\n")
 
@@ -240,7 +242,7 @@ def main():
         rt.join(timeout=600)
         server_cpu1 = cpu_seconds(server.pid)
         t_done = now_us()
-        apf = ctl.call("GET", "/_control/apf")
+        apf = ctl.call("GET", "/_control/apf") if args.apf_seats > 0 else {}
         stats = ctl.call("GET", "/_control/stats")
     finally:
         # Agents still alive (the wave failed): they are in this namespace,

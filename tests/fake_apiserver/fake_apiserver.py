@@ -50,7 +50,8 @@ Test controls (bearer token required; not counted in stats, never faulted):
          {"expired_mode": "event"|"http"}  how a too-old watch RV fails;
          {"clear": true}         forget pending faults.
   GET    /_control/apf     with --apf-seats: admitted/queued/rejected counts
-         (POST /_control/apf/reset zeroes them); see apf.py.
+         (POST /_control/apf/reset zeroes them); see apf.py. Requests the
+         limit refuses (429) are counted there, not in /_control/stats.
   GET    /_control/stats   {"requests": {"GET /api/v1/.../pods/w0": 3,
          "LIST /api/v1/namespaces/default/pods": 1, "WATCH ...": 1}, "total": N}
   POST   /_control/stats/reset

@@ -486,9 +486,10 @@ apf-storm)
   echo 'MaxStartups 100:30:200' >> "$T/ssh/sshd_config"
   start_sshd
   fake_apiserver_control "$T/api" POST /_control/apf/reset > /dev/null || fail "apf reset"
-  # Each of the first n GETs holds its seat for 300 ms, so agents starting
-  # one after another still overlap (a real server is busy, not instant).
-  api POST /_control/faults "{\"delay_ms\":300,\"count\":$n,\"method\":\"GET\"}"
+  # The first two GETs hold both seats for 2 s (a busy server), so every
+  # agent whose GET arrives meanwhile waits 50 ms in the queue and gets a
+  # 429, however slowly this machine starts the agents one after another.
+  api POST /_control/faults '{"delay_ms":2000,"count":2,"method":"GET"}'
   pids=()
   for i in $(seq 0 $((n - 1))); do
     "$AGENT" "${SSH_ARGS[@]}" -v --timeout 50s --wait-only "apf-$i" > "$T/out.$i" 2> "$T/err.$i" &
@@ -502,8 +503,10 @@ apf-storm)
   in_flight=$(echo "$apf" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["max_in_flight"])')
   [ "$rejected" -ge 1 ] || fail "no 429 at all: the limit did not bite ($apf)"
   [ "$in_flight" -le 2 ] || fail "more than 2 requests in flight ($apf)"
-  # The agents' own account of each retry: "...; retrying in 1.4s".
-  cat "$T"/err.* | sed -n 's/.*Too many requests.*; retrying in \([0-9.]*\)s$/\1/p' > "$T/delays"
+  # The agents' own account of each retry: "...; retrying in 1.4s" (or
+  # "960ms", which would be too soon), in seconds.
+  cat "$T"/err.* | sed -n 's/.*Too many requests.*; retrying in \([0-9.]*\)\(m\{0,1\}\)s$/\1 \2/p' |
+    awk '{ printf "%.3f\n", ($2 == "m") ? $1 / 1000 : $1 }' > "$T/delays"
   retries=$(wc -l < "$T/delays")
   [ "$retries" -ge 1 ] || fail "no agent logged a 429 retry ($apf)"
   /usr/bin/python3 - "$T/delays" <<'PY' || fail "retry delays: $(sort "$T/delays" | uniq -c | tr '\n' ' ')"

@@ -68,17 +68,26 @@ expect_tree_calls() {
 }
 
 # Tree spawn among Open MPI 5 workers: radix 1 (a chain launcher -> w-0 -> w-1 -> w-2 -> w-3) and radix 2
-# (launcher -> w-0, w-1, whose prteds launch w-2 and w-3). The agent string reaches the prteds on the command line
-# (--prtemca, which prterun forwards); the agents there run under sshd with the service-account files only.
+# (launcher -> w-0, w-1, whose prteds launch w-2 and w-3), set with --prtemca, then radix 1 again set only
+# by PRTE_MCA_plm_ssh_agent / PRTE_MCA_rml_base_radix. prterun forwards both spellings to the prteds; the
+# agents there run under sshd with the service-account files only.
 s18_openmpi5_tree_spawn() {
   ompi5_begin 4
   bed_all_ready || fail "workers not ready"
-  local radix hosts=w-0,w-1,w-2,w-3
-  for radix in 1 2; do
+  local run radix hosts=w-0,w-1,w-2,w-3
+  for run in r1 r2 env; do
     rm -f "$BED_DIR/trace.jsonl" "$BED_DIR/agent-calls.log"
     bed_api POST /_control/stats/reset >/dev/null || fail "control API"
-    start_job "tree-r$radix" mpirun --allow-run-as-root --prtemca plm_ssh_agent "$TREE_AGENT" \
-      --prtemca rml_base_radix "$radix" -H "$hosts" -np 4 "$HELLO5"
+    if [[ $run == env ]]; then
+      # The environment spelling: prterun forwards PRTE_MCA_* to the prteds it starts.
+      radix=1
+      start_job "tree-$run" env PRTE_MCA_plm_ssh_agent="$TREE_AGENT" PRTE_MCA_rml_base_radix=1 \
+        mpirun --allow-run-as-root -H "$hosts" -np 4 "$HELLO5"
+    else
+      radix="${run#r}"
+      start_job "tree-$run" mpirun --allow-run-as-root --prtemca plm_ssh_agent "$TREE_AGENT" \
+        --prtemca rml_base_radix "$radix" -H "$hosts" -np 4 "$HELLO5"
+    fi
     wait_job 90
     expect_rc 0
     expect_ranks 4
@@ -178,8 +187,10 @@ late_and_failing_run() {
   at_ms 1500
   step "w-2 ready (sshd + Running)"
   bed_worker_ready w-2 || fail "w-2 not ready"
-  # w-3 fails only once its agent waits on it, so the failure is seen mid-wait.
+  # w-3 fails only once its agent waits on it (the failure is seen mid-wait) and w-2's agent has started
+  # its prted (without tree spawn the two agents run side by side, and the abort would cut w-2 short).
   wait_trace_event w-3 resolved 60
+  wait_trace_event w-2 started 60
   step "w-3 Failed: Evicted"
   bed_pod_set w-3 '{"phase":"Failed","podIP":null,"reason":"Evicted","message":"The node was low on resource: memory."}' ||
     fail "control API"

@@ -90,7 +90,7 @@ TEST_F(KubeClientTest, ForbiddenNamesVerbResourceAndRbac) {
               StatusIs(Code::kPermissionDenied,
                        "cannot \"watch\" \"pods\" in namespace \"default\" "
                        "(grant get/list/watch on pods: see "
-                       "images/k8s/rbac.yaml)"));
+                       "images/k8s/role.yaml)"));
   EXPECT_THAT(end->message(), HasSubstr("system:serviceaccount:default:x"));
 }
 
@@ -131,19 +131,28 @@ TEST_F(KubeClientTest, StatusMapping) {
   }
 }
 
-TEST_F(KubeClientTest, RetryAfterIsRememberedAndReset) {
+TEST_F(KubeClientTest, RetryAfterTravelsInTheStatus) {
+  // Given a 429 with Retry-After and a 504 whose Status carries
+  // retryAfterSeconds, expect both delays in the returned Status.
   std::optional<StatusOr<Pod>> result;
   ApiCall call = client_.GetPod(
       "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
   transport_.Respond(0, 429, StatusBody(429, "TooManyRequests", "slow"),
                      {{"retry-after", "3"}});
-  EXPECT_THAT(*result, StatusIs(Code::kResourceExhausted, "Retry-After 3s"));
-  EXPECT_EQ(client_.last_retry_after(), seconds(3));
+  EXPECT_THAT(*result, StatusIs(Code::kResourceExhausted, "Retry-After 3.0s"));
+  EXPECT_EQ(result->status().retry_after(), seconds(3));
   call = client_.GetPod("default", "w0",
                         [&](StatusOr<Pod> p) { result = std::move(p); });
-  transport_.Respond(1, 200, kPodW0);
-  EXPECT_THAT(*result, IsOk());
-  EXPECT_EQ(client_.last_retry_after(), Duration::zero());
+  transport_.Respond(
+      1, 504,
+      R"({"kind":"Status","code":504,"reason":"Timeout","message":"Too large )"
+      R"(resource version","details":{"retryAfterSeconds":1}})");
+  EXPECT_THAT(*result, StatusIs(Code::kUnavailable));
+  EXPECT_EQ(result->status().retry_after(), seconds(1));
+  call = client_.GetPod("default", "w0",
+                        [&](StatusOr<Pod> p) { result = std::move(p); });
+  transport_.Respond(2, 503, "unavailable");
+  EXPECT_EQ(result->status().retry_after(), Duration::zero());
 }
 
 TEST_F(KubeClientTest, ListEscapesQueryValues) {

@@ -14,7 +14,7 @@ Usage:
                     --token-file token [--token-file more] [--pods pods.json]
                     [--bookmark-interval S] [--expired-mode event|http]
                     [--history-events N] [--history-seconds S]
-                    [--port-file FILE] [--log FILE]
+                    [--start-rv N] [--port-file FILE] [--log FILE]
 Prints "READY <port>" on stdout once listening (and writes --port-file).
 Token files are re-read on every request: rotating = rewriting the file.
 
@@ -26,7 +26,9 @@ LIST with resourceVersion=0 is "from the cache" (counted apart from quorum
 lists in stats); a label- or field-selector watch sends DELETED (with the
 last matching object) when a pod stops matching and ADDED when it starts;
 bookmarks carry the global version, come every --bookmark-interval and once
-2 s before timeoutSeconds; a deletion is MODIFIED with deletionTimestamp,
+2 s before timeoutSeconds; --start-rv N plays a restart (etcd kept its
+counter, the new watch cache starts with no history: older RVs get 410);
+a deletion is MODIFIED with deletionTimestamp,
 then DELETED after the grace period; a malformed resourceVersion is 500;
 403 bodies carry `details`.
 
@@ -1026,13 +1028,21 @@ def main():
     p.add_argument("--history-seconds", type=float, default=75.0,
                    help="watch history kept, in seconds (kube-apiserver's "
                    "watch cache keeps about 75 s)")
+    p.add_argument("--start-rv", type=int,
+                   help="a restart: versions continue from N (etcd kept "
+                   "them) and the watch history starts empty, after --pods")
     p.add_argument("--log")
     args = p.parse_args()
 
     state = State(args)
+    if args.start_rv is not None:
+        state.rv = max(state.rv, args.start_rv)
     if args.pods:
         with open(args.pods) as f, state.cond:
             state.load_pods(json.load(f))
+    if args.start_rv is not None:
+        state.log.clear()
+        state.log_start_rv = state.rv
     server = Server((args.bind, args.port), Handler)
     server.state = state
     server.token_files = args.token_file

@@ -365,6 +365,10 @@ api-restart)
   wait_agent 15
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
+  # The new server's watch history is empty: the resume got 410 and the
+  # agent relisted from the cache, not with a quorum read.
+  [ "$(stat expired_watches)" -ge 1 ] || fail "the restart did not expire the watch"
+  [ "$(stat quorum_lists)" = 0 ] || fail "$(stat quorum_lists) quorum LIST(s) after the restart"
   ok "resumed against the restarted server: $(tr '\n' ' ' < "$T/err")"
   ;;
 watch-drops)

@@ -168,6 +168,23 @@ TEST_F(KubeClientTest, ListEscapesQueryValues) {
             "continue=ab%2Bc%2F%3D");
 }
 
+TEST_F(KubeClientTest, ListResourceVersionOnlyOnTheFirstPage) {
+  // Given resourceVersion=0 (the watch cache), expect it on a first page
+  // and not with a continue token, which names its own snapshot.
+  ListOptions options;
+  options.field_selector = "metadata.name=w0";
+  options.resource_version = "0";
+  ApiCall call = client_.ListPods("ns", options, [](StatusOr<PodList>) {});
+  EXPECT_EQ(transport_.last().path,
+            "/api/v1/namespaces/ns/pods?fieldSelector=metadata.name%3Dw0&"
+            "resourceVersion=0");
+  options.continue_token = "next";
+  call = client_.ListPods("ns", options, [](StatusOr<PodList>) {});
+  EXPECT_EQ(transport_.last().path,
+            "/api/v1/namespaces/ns/pods?fieldSelector=metadata.name%3Dw0&"
+            "continue=next");
+}
+
 TEST_F(KubeClientTest, ListParsesPage) {
   std::optional<StatusOr<PodList>> result;
   ApiCall call =

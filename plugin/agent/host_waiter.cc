@@ -46,6 +46,7 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       tracer_(tracer),
       seed_(seed),
       api_retry_(seed),
+      reresolve_backoff_(Backoff::ApiDefaults(), seed + 3),
       ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
@@ -172,9 +173,11 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
     return;
   }
   listing_ = false;
+  std::string list_rv = listed_.resource_version;
 
   std::vector<const kube::Pod*> matches;
   for (const kube::Pod& p : listed_.items) {
+    if (!gone_uid_.empty() && p.uid == gone_uid_) continue;  // A stale list.
     if (host_.kind == HostName::Kind::kIp) {
       if (p.pod_ip == host_.ip || std::find(p.pod_ips.begin(), p.pod_ips.end(),
                                             host_.ip) != p.pod_ips.end()) {
@@ -184,6 +187,14 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
                (host_.subdomain.empty() || p.subdomain == host_.subdomain)) {
       matches.push_back(&p);
     }
+  }
+  if (matches.size() > 1) {
+    // A terminating pod and its replacement share the hostname for a
+    // while: the one not being deleted is meant.
+    matches.erase(
+        std::remove_if(matches.begin(), matches.end(),
+                       [](const kube::Pod* p) { return p->deleting; }),
+        matches.end());
   }
   if (matches.size() > 1) {
     std::vector<std::string> names;
@@ -197,6 +208,8 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   }
   if (matches.size() == 1) {
     pod_name_ = matches[0]->name;
+    by_hostname_ = host_.kind != HostName::Kind::kIp;
+    reresolving_ = false;
     tracer_->Record(
         host_.original, pod_name_, "resolved",
         host_.kind == HostName::Kind::kIp ? "by pod IP" : "by spec.hostname");
@@ -215,10 +228,17 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
         " (use pod names in the hostfile, or check --namespace)"));
     return;
   }
-  // Not there yet: wait for a pod of that name from the list's version.
-  std::string rv = listed_.resource_version;
   listed_ = kube::PodList();
-  BeginWaiting(std::nullopt, rv, now);
+  if (reresolving_) {
+    // The controller has not created the replacement yet, and a watch by
+    // the old name would never see it: look again after a backoff, within
+    // replacement_grace (OnTimer fails the host when that passes).
+    listing_ = true;
+    api_retry_at_ = now + reresolve_backoff_.Next(now);
+    return;
+  }
+  // Not there yet: wait for a pod of that name from the list's version.
+  BeginWaiting(std::nullopt, list_rv, now);
 }
 
 // ---- Following the pod ------------------------------------------------------
@@ -293,7 +313,7 @@ Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
 }
 
 void HostWaiter::Evaluate(TimePoint now) {
-  if (done()) return;
+  if (done() || reresolving_) return;
   if (watcher_ && watcher_->state() == kube::PodWatcher::State::kFailed) {
     Fail(watcher_->error().WithContext("watching " + PodRef()));
     return;
@@ -308,6 +328,20 @@ void HostWaiter::Evaluate(TimePoint now) {
         return;
       }
       if (deleted_at_ == TimePoint::max()) deleted_at_ = now;
+      if (by_hostname_) {
+        // A Job's replacement gets a new name and the same spec.hostname:
+        // resolve HOST again rather than wait for the old name.
+        gone_uid_ = last_uid_;
+        reresolving_ = true;
+        direct_pod_.reset();
+        RetireWatcher();
+        NoteState("deleted, looking for " + last_controller_ +
+                      "'s replacement with hostname " + host_.pod_name,
+                  now);
+        listed_ = kube::PodList();
+        List(now);
+        return;
+      }
       NoteState("deleted, waiting for " + last_controller_ + " to replace it",
                 now);
     } else {
@@ -319,6 +353,7 @@ void HostWaiter::Evaluate(TimePoint now) {
   deleted_at_ = TimePoint::max();
   missing_since_ = TimePoint::max();
   last_controller_ = pod->controller;
+  last_uid_ = pod->uid;
   // The API server marks a deletion (deletionTimestamp) before the pod
   // goes; without a controller nothing brings a pod of that name back.
   if (pod->deleting && pod->controller.empty()) {

@@ -62,8 +62,9 @@ struct WaitPolicy {
 ///   Any state --> kFailed: Failed/Succeeded phase, a fatal container
 ///   reason, a bare pod being deleted (at once: no controller recreates
 ///   it), a controlled pod deleted and not replaced within
-///   replacement_grace, RBAC/TLS errors, host key
-///   mismatch, auth rejected, or the overall timeout (the message names
+///   replacement_grace (a pod found by spec.hostname is looked up again
+///   meanwhile: a Job's replacement has a new name), RBAC/TLS errors, host
+///   key mismatch, auth rejected, or the overall timeout (the message names
 ///   the last state seen).
 ///
 /// Readiness is a level check on the latest snapshot, never an edge: a
@@ -164,6 +165,13 @@ class HostWaiter : public Pollable {
   bool said_unschedulable_ = false;
   TimePoint deleted_at_ = TimePoint::max();
   std::string last_controller_;  // Of the latest snapshot seen.
+  std::string last_uid_;
+  // HOST named a spec.hostname: after a deletion, resolve it again (a
+  // Job's replacement pod has a new name), skipping the deleted uid.
+  bool by_hostname_ = false;
+  bool reresolving_ = false;
+  std::string gone_uid_;
+  Backoff reresolve_backoff_;
 
   // Probing SSH.
   std::unique_ptr<ssh::SshConnection> attempt_;

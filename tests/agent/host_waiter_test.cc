@@ -417,6 +417,69 @@ TEST_F(HostWaiterTest, ControlledPodTerminatingThenDeletedWaitsForReplacement) {
   EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.8");
 }
 
+TEST_F(HostWaiterTest, JobPodFoundByHostnameIsFollowedToItsReplacement) {
+  // Given HOST job-0 resolved by spec.hostname to a Job's pod, when that
+  // pod is deleted, expect HOST resolved again (the replacement has a new
+  // name): a list that finds only the terminating pod, a later one that
+  // finds the new pod, then SSH to its IP.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  PodSpec old{.name = "job-0-abcde",
+              .uid = "uid-1",
+              .rv = "4",
+              .hostname = "job-0",
+              .controller = "Job/job"};
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({old}, "5"));
+  EXPECT_EQ(w.pod_name(), "job-0-abcde");
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("metadata.name%3Djob-0-abcde"));
+  http_.Headers(2, 200);
+  old.rv = "6";
+  http_.Data(2, Event("DELETED", old));
+  EXPECT_EQ(w.state(), State::kResolving);
+  ASSERT_EQ(http_.size(), 4u);
+  EXPECT_THAT(Path(3), Not(HasSubstr("fieldSelector")));
+  http_.Respond(3, 200, List({old}, "6"));  // A cache that lags a little.
+  EXPECT_EQ(http_.size(), 4u);
+  Advance(w.NextWake() - clock_.Now());
+  ASSERT_EQ(http_.size(), 5u);
+  http_.Respond(4, 200,
+                List({{.name = "job-0-fghij",
+                       .phase = "Running",
+                       .ip = "10.0.0.9",
+                       .uid = "uid-2",
+                       .rv = "8",
+                       .hostname = "job-0",
+                       .controller = "Job/job"}},
+                     "9"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-fghij");
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.9");
+}
+
+TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(30);
+  HostWaiter& w = Make("job-0", policy);
+  PodSpec old{
+      .name = "job-0-abcde", .hostname = "job-0", .controller = "Job/j"};
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({old}, "5"));
+  http_.Headers(2, 200);
+  http_.Data(2, Event("DELETED", old));
+  for (int i = 0; i < 100 && !w.done(); ++i) {
+    if (http_.active(http_.last_index())) {
+      http_.Respond(http_.last_index(), 200, List({}, "7"));
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "was deleted and not replaced within 30.0s "
+                                   "(is its controller Job/j gone?"));
+  EXPECT_LE(http_.size(), 10u) << "polls with backoff, not in a loop";
+}
+
 TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
   WaitPolicy policy;
   policy.replacement_grace = seconds(30);

@@ -646,6 +646,26 @@ statefulset-pod-recreated)
   [ "$(cat "$T/out")" = replaced ] || fail "stdout: $(cat "$T/out")"
   ok "waited through Terminating and DELETED for the new pod"
   ;;
+job-pod-recreated)
+  # An Indexed Job's pod, found by spec.hostname, is deleted; the Job's
+  # replacement has a new name and the same hostname: HOST is resolved
+  # again and the command runs on the new pod.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Pending\",$J}"
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo again
+  wait_watching 1
+  api DELETE '/_control/pods/default/job-0-x7k2p?grace=1'
+  gone() { ! fake_apiserver_control "$T/api" GET /api/v1/namespaces/default/pods/job-0-x7k2p >/dev/null 2>&1; }
+  wait_for 10 gone || fail "the fake never finished the deletion"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on a Job's pod"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = again ] || fail "stdout: $(cat "$T/out")"
+  grep -q '"resolved".*job-0-q9z4m' "$T/trace.jsonl" || fail "trace does not show the new pod resolved"
+  ok "followed job-0 from job-0-x7k2p to job-0-q9z4m"
+  ;;
 hostfile-relabel)
   # A selector watch: a pod that starts matching arrives as ADDED (from a
   # MODIFIED that changed its labels), one that stops matching as DELETED.

@@ -51,6 +51,9 @@ struct Pod {
   bool deleting = false;           ///< metadata.deletionTimestamp is set.
   std::string creation_timestamp;  ///< metadata.creationTimestamp, RFC 3339.
   std::string node_name;           ///< spec.nodeName, once scheduled.
+  /// The ownerReference with controller=true as "Kind/name" (e.g.
+  /// "StatefulSet/workers"); empty for a bare pod, which nothing recreates.
+  std::string controller;
 
   std::string phase;    ///< "Pending", "Running", "Succeeded", "Failed", ...
   std::string reason;   ///< status.reason, e.g. "Evicted".

@@ -495,10 +495,10 @@ apf-storm)
   echo 'MaxStartups 100:30:200' >> "$T/ssh/sshd_config"
   start_sshd
   fake_apiserver_control "$T/api" POST /_control/apf/reset > /dev/null || fail "apf reset"
-  # The first two GETs hold both seats for 2 s (a busy server), so every
-  # agent whose GET arrives meanwhile waits 50 ms in the queue and gets a
+  # The first two lookups hold both seats for 2 s (a busy server), so every
+  # agent whose lookup arrives meanwhile waits 50 ms in the queue and gets a
   # 429, however slowly this machine starts the agents one after another.
-  api POST /_control/faults '{"delay_ms":2000,"count":2,"method":"GET"}'
+  api POST /_control/faults '{"delay_ms":2000,"count":2,"method":"LIST"}'
   pids=()
   for i in $(seq 0 $((n - 1))); do
     "$AGENT" "${SSH_ARGS[@]}" -v --timeout 50s --wait-only "apf-$i" > "$T/out.$i" 2> "$T/err.$i" &

@@ -14,11 +14,13 @@ ARG DEBIAN_IMAGE=debian:bookworm-slim
 FROM ${DEBIAN_IMAGE} AS build
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
-      ca-certificates cmake g++ make pkg-config \
-      libcurl4-openssl-dev libssh2-1-dev nlohmann-json3-dev libyaml-cpp-dev \
+      ca-certificates cmake g++ make dpkg-dev xz-utils debian-archive-keyring \
+      libssl-dev libnghttp2-dev nlohmann-json3-dev libyaml-cpp-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt ./
+# libssh2 and libcurl from Debian 13's source packages (apt-get source).
+COPY scripts/third_party.sh scripts/
 COPY plugin/ plugin/
 COPY launcher/ launcher/
 COPY ompi-conf/ ompi-conf/
@@ -34,7 +36,7 @@ FROM ${DEBIAN_IMAGE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       openmpi-bin openssh-client \
-      libcurl4 libssh2-1 libyaml-cpp0.7 ca-certificates \
+      ca-certificates \
  && rm -rf /var/lib/apt/lists/*
 RUN useradd --uid 1000 --user-group --create-home --shell /bin/bash mpiuser
 

@@ -222,8 +222,9 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
     Fail(InternalError("libssh2_session_init failed"));
     return;
   }
-  libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_RECV,
-                               reinterpret_cast<void*>(&RecvHook));
+  libssh2_session_callback_set2(
+      session_.get(), LIBSSH2_CALLBACK_RECV,
+      reinterpret_cast<libssh2_cb_generic*>(&RecvHook));
   libssh2_session_set_blocking(session_.get(), 0);
   PreferKnownHostKeyTypes();
   state_ = State::kHandshaking;

@@ -85,6 +85,11 @@ needed_dirs |= {m.split("/")[0] for m in re.findall(r"include\((\w+/[^)\s]+\.cma
 dev_packages = set()
 for pkgs in re.findall(r'k8s_require\([^)]*"([^"]+)"\)', outside_tests):
     dev_packages |= set(pkgs.split())
+# The static third-party libraries: what scripts/third_party.sh builds against
+# (plugin/third_party.cmake runs it, so the build stage needs it too).
+third_party = open(os.path.join(repo, "scripts", "third_party.sh")).read()
+dev_packages |= set(re.search(r'TP_DEV_PACKAGES="([^"]+)"', third_party).group(1).split())
+dev_packages.add("dpkg-dev")
 
 for name in ("worker", "launcher"):
     path = os.path.join(repo, "images", f"{name}.Dockerfile")
@@ -125,6 +130,8 @@ for name in ("worker", "launcher"):
                         base = os.path.basename(m)
                         runtime_dests[src] = dest + (base if dest.endswith("/") else "")
     build, runtime = st[0], st[-1]
+    check(any(w == "COPY" and r.split()[0] == "scripts/third_party.sh" for w, r in build["instrs"]),
+          f"{where}: build stage copies scripts/third_party.sh")
     check(needed_dirs <= copied_dirs, f"{where}: build stage copies {sorted(needed_dirs)}")
     build_runs = " ".join(r for w, r in build["instrs"] if w == "RUN")
     for pkg in sorted(dev_packages):
@@ -133,9 +140,12 @@ for name in ("worker", "launcher"):
     check("-DBUILD_TESTING=OFF" in build_runs and "--target k8s-agent" in build_runs,
           f"{where}: build stage builds only k8s-agent")
     runs = " ".join(r for w, r in runtime["instrs"] if w == "RUN")
-    for pkg in ("openmpi-bin", "libcurl4", "libssh2-1", "libyaml-cpp0.7"):
-        check(re.search(rf"(^|\s){re.escape(pkg)}(\s|$)", runs) is not None,
-              f"{where}: runtime installs {pkg}")
+    check(re.search(r"(^|\s)openmpi-bin(\s|$)", runs) is not None,
+          f"{where}: runtime installs openmpi-bin")
+    # The binary is static but for glibc: no library package at run time.
+    for pkg in ("libcurl4", "libssh2-1", "libyaml-cpp0.7"):
+        check(re.search(rf"(^|\s){re.escape(pkg)}(\s|$)", runs) is None,
+              f"{where}: runtime does not install {pkg}")
     check(re.search(r"useradd\b.*--uid 1000\b.*\bmpiuser\b", runs) is not None,
           f"{where}: creates mpiuser with uid 1000")
     users = [r for w, r in runtime["instrs"] if w == "USER"]

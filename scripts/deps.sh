@@ -14,6 +14,7 @@ K8S_AGENT_PACKAGES=(
   libgtest-dev libgmock-dev
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
+  nghttp2-server
 )
 
 k8s_agent_install_deps() {

@@ -24,7 +24,7 @@ COPY scripts/third_party.sh scripts/
 COPY plugin/ plugin/
 COPY launcher/ launcher/
 COPY ompi-conf/ ompi-conf/
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
+RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
  && cmake --build build -j"$(nproc)" --target k8s-agent \
  && strip build/launcher/k8s-agent \
  && build/launcher/k8s-agent --version

@@ -87,10 +87,9 @@ set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
  ImagePullBackOff, ...) fails the launch at once with the reason.
  .
  MCA presets for Open MPI 4 and 5 are in /usr/share/k8s-agent/ompi-conf.")
-# The minimum versions are what the build requires (CMakeLists.txt);
-# dpkg-shlibdeps, when present, adds the exact library dependencies.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS
-    "libcurl4 (>= 7.66), libssh2-1 (>= 1.10), libyaml-cpp0.7")
+# Static but for glibc (plugin/third_party.cmake); nothing newer than
+# GLIBC_2.34 (tests/portable). dpkg-shlibdeps, when present, agrees.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
 find_program(K8S_AGENT_DPKG_SHLIBDEPS dpkg-shlibdeps)
 if(K8S_AGENT_DPKG_SHLIBDEPS)
   set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)

@@ -5,11 +5,16 @@
 set -euo pipefail
 
 K8S_AGENT_PACKAGES=(
-  cmake g++ make pkg-config
-  libcurl4-openssl-dev libssh2-1-dev nlohmann-json3-dev libyaml-cpp-dev
+  cmake g++ make binutils
+  # scripts/third_party.sh: apt-get source (dpkg-source, xz) of libssh2 and
+  # curl, verified with the archive keyring; the static OpenSSL, nghttp2 and
+  # yaml-cpp they and the agent link.
+  dpkg-dev xz-utils debian-archive-keyring
+  libssl-dev libnghttp2-dev libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
+  nghttp2-server
 )
 
 k8s_agent_install_deps() {

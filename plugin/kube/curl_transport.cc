@@ -4,6 +4,7 @@
 #include "plugin/kube/curl_transport.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -22,6 +23,27 @@ constexpr long kKeepIdleSeconds = 30;
 constexpr long kKeepIntervalSeconds = 10;
 
 std::once_flag g_curl_init;
+
+// With no CA configured (an API server with a publicly signed certificate,
+// as kubectl accepts), the distribution's trust store, found at run time:
+// this libcurl has no CA path built in, since the build machine's would be
+// wrong elsewhere. Debian/Ubuntu, RHEL/Fedora, SUSE, Alpine, as Go looks.
+const char* SystemCaBundle() {
+  static const char* const kBundles[] = {
+      "/etc/ssl/certs/ca-certificates.crt",
+      "/etc/pki/tls/certs/ca-bundle.crt",
+      "/etc/ssl/ca-bundle.pem",
+      "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
+      "/etc/ssl/cert.pem",
+  };
+  static const char* const found = [] {
+    for (const char* path : kBundles) {
+      if (::access(path, R_OK) == 0) return path;
+    }
+    return static_cast<const char*>(nullptr);
+  }();
+  return found;
+}
 
 }  // namespace
 
@@ -179,6 +201,10 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
 
   // TLS: trust exactly the configured CA (not the system store too).
+  if (config_.ca_file.empty() && config_.ca_pem.empty() &&
+      SystemCaBundle() != nullptr) {
+    curl_easy_setopt(e, CURLOPT_CAINFO, SystemCaBundle());
+  }
   if (!config_.ca_file.empty()) {
     curl_easy_setopt(e, CURLOPT_CAINFO, config_.ca_file.c_str());
     curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);

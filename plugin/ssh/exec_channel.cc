@@ -29,6 +29,11 @@ constexpr int kMaxStepsPerPump = 64;
 // After a forwarded signal (or a stop after EPIPE), how long the command
 // and sshd get to end the channel before the agent stops waiting for them.
 constexpr auto kSignalGrace = std::chrono::seconds(2);
+// After the RFC 4254 "signal" request (no reply is defined for it), how
+// long the command gets to end before the kill helper channel signals it
+// again: OpenSSH refuses the request for ForceCommand and subsystem
+// sessions, other servers may not implement it.
+constexpr auto kSignalRequestGrace = std::chrono::seconds(1);
 
 // Whether `fd` would not block for `events` right now.
 bool Ready(int fd, short events) {
@@ -102,6 +107,11 @@ void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {
 
 TimePoint ExecChannel::NextWake() const {
   if (more_) return TimePoint::min();
+  // Only the pump phase steps the signal; elsewhere a past fallback time
+  // would wake the loop for nothing, again and again.
+  if (!signal_.empty() && phase_ == Phase::kPump) {
+    return std::min(grace_deadline_, fallback_at_);
+  }
   return grace_deadline_;
 }
 
@@ -338,7 +348,8 @@ StatusOr<bool> ExecChannel::PumpIn() {
   return progress;
 }
 
-// Why a second channel: libssh2 1.10 has no channel_signal, and its only
+// The fallback when the "signal" request is ignored. It was the only way
+// with libssh2 1.10, which has no channel_signal, and whose only
 // generic request call (channel_process_startup) refuses to run again on a
 // channel that already ran exec ("Channel can not be reused"), so the
 // RFC 4254 "signal" request cannot be sent at all. Instead a second exec
@@ -359,7 +370,33 @@ std::string SignalScript(const std::string& name) {
 }  // namespace
 
 StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
+  if (!signal_request_sent_) {
+    int rc = libssh2_channel_signal_ex(channel_.get(), signal_.data(),
+                                       signal_.size());
+    if (rc == LIBSSH2_ERROR_EAGAIN) {
+      NoteEagain(Op::kSignal);
+      return false;
+    }
+    NoteDone(Op::kSignal);
+    signal_request_sent_ = true;
+    if (rc == 0) {
+      LogInfo("ssh: forwarded SIG" + signal_ + " as an SSH signal request");
+      fallback_at_ = now + kSignalRequestGrace;
+      stdin_eof_ = true;  // As after the helper: drop pending stdin.
+      in_begin_ = in_end_ = 0;
+      return true;
+    }
+    LogInfo("ssh: the SSH signal request failed (" + LastError(session_) + ")");
+  }
+  if (now < fallback_at_) return false;  // The command may still end.
   if (!signal_channel_) {
+    if (fallback_at_ != TimePoint::min()) {
+      LogInfo("ssh: the command is still running " +
+              FormatDuration(kSignalRequestGrace) +
+              " after the signal request (the server ignored it?); "
+              "forwarding SIG" +
+              signal_ + " through a second channel");
+    }
     LIBSSH2_CHANNEL* ch =
         libssh2_channel_open_ex(session_, "session", sizeof("session") - 1,
                                 LIBSSH2_CHANNEL_WINDOW_DEFAULT,
@@ -387,6 +424,9 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   NoteDone(Op::kSignal);
   if (rc != 0) {
     LogDebug("ssh: cannot forward SIG" + signal_ + ": " + LastError(session_));
+  } else {
+    LogInfo("ssh: forwarded SIG" + signal_ +
+            " to the command's process group through a second channel");
   }
   SignalSent(now);
   return true;

@@ -63,13 +63,17 @@ class ExecChannel {
   /// When Pump must run again without an fd event.
   TimePoint NextWake() const;
 
-  /// Delivers signal `name` ("TERM") to the remote command's process
-  /// group through a second exec channel (see SignalScript in the .cc for
-  /// why not the RFC 4254 "signal" request), then sends EOF. The channel
-  /// closes when the command ends; if it has not ended (or its output
-  /// cannot be written out) by the grace deadline, the exec ends with
+  /// Delivers signal `name` ("TERM") to the remote command with the
+  /// RFC 4254 "signal" request (OpenSSH: killpg of the session); if the
+  /// command still runs a second later, to its process group through a
+  /// second exec channel (see SignalScript in the .cc), then sends EOF. The
+  /// channel closes when the command ends; if it has not ended (or its
+  /// output cannot be written out) by the grace deadline, the exec ends with
   /// result().signal = name and the connection teardown drops it.
   void RequestSignal(const std::string& name, TimePoint now);
+  /// Signals go straight to the second channel: for servers known to
+  /// refuse the "signal" request (it would only add a second's delay).
+  void SkipSignalRequest() { signal_request_sent_ = true; }
 
   /// Total bytes read from the channel (both streams).
   uint64_t bytes_received() const { return bytes_received_; }
@@ -129,6 +133,10 @@ class ExecChannel {
   std::string signal_;         // Requested, not yet sent.
   std::string requested_signal_;
   bool signal_sent_ = false;
+  bool signal_request_sent_ = false;
+  // When the kill helper runs if the command outlived the signal request
+  // (min: at once, the request could not be sent).
+  TimePoint fallback_at_ = TimePoint::min();
   TimePoint grace_deadline_ = TimePoint::max();
   bool forced_close_ = false;
   std::string output_error_;  // Why stdout failed: the exec is stopping.

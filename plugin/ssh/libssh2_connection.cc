@@ -10,11 +10,16 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/exec_channel.h"
+#include "plugin/ssh/kex_offer.h"
+#include "plugin/ssh/key_file.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_handles.h"
 #include "plugin/ssh/ssh_client.h"
@@ -25,6 +30,9 @@ namespace {
 // The destructor's bound on each blocking libssh2 call on the abnormal
 // path (disconnect, channel free).
 constexpr long kTeardownTimeoutMs = 250;
+// Bytes of the server's banner and first KEXINIT kept to explain a failed
+// negotiation (a KEXINIT is a few KiB at most).
+constexpr size_t kKexCaptureLimit = 64 * 1024;
 
 short DirectionsToEvents(int dirs) {
   short ev = 0;
@@ -35,6 +43,15 @@ short DirectionsToEvents(int dirs) {
 
 bool FileExists(const std::string& path) {
   return ::access(path.c_str(), R_OK) == 0;
+}
+
+// Why the key at `path` cannot be used, if its contents say so; "" lets
+// libssh2 try (and report a file it cannot read).
+std::string UnusableKey(const std::string& path) {
+  StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return "";
+  PrivateKeyInfo key = InspectPrivateKey(*text);
+  return key.recognized ? UnusableKeyReason(key) : "";
 }
 
 // libssh2's host key method names for a known_hosts key type.
@@ -77,6 +94,8 @@ class Libssh2Connection : public SshConnection {
   void PreferKnownHostKeyTypes();
   void Advance(TimePoint now);
   bool StepHandshake(TimePoint now);
+  Status HandshakeError(int rc);
+  std::string NegotiationDetail();
   bool StepAuth(TimePoint now);
   void OnAuthenticated(TimePoint now);
   void KeepAlive(TimePoint now);
@@ -103,9 +122,11 @@ class Libssh2Connection : public SshConnection {
   UniqueFd sock_;
   SessionPtr session_;
   bool handshake_done_ = false;
-  short wait_events_ = 0;  // What the last EAGAIN waits for.
+  std::string kex_received_;  // What the server sent until the handshake.
+  short wait_events_ = 0;     // What the last EAGAIN waits for.
 
   size_t identity_index_ = 0;
+  size_t inspected_ = 0;  // Keys before this index were inspected.
   std::vector<std::string> tried_;
   int rejected_ = 0;
 
@@ -222,8 +243,9 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
     Fail(InternalError("libssh2_session_init failed"));
     return;
   }
-  libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_RECV,
-                               reinterpret_cast<void*>(&RecvHook));
+  libssh2_session_callback_set2(
+      session_.get(), LIBSSH2_CALLBACK_RECV,
+      reinterpret_cast<libssh2_cb_generic*>(&RecvHook));
   libssh2_session_set_blocking(session_.get(), 0);
   PreferKnownHostKeyTypes();
   state_ = State::kHandshaking;
@@ -287,13 +309,11 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
     return false;
   }
   if (rc != 0) {
-    // Refused, reset or dropped during banner/kex: sshd may be starting
-    // (or MaxStartups throttling), so a new attempt may succeed.
-    Fail(
-        UnavailableError("SSH handshake failed: " + LastError(session_.get())));
+    Fail(HandshakeError(rc));
     return false;
   }
   handshake_done_ = true;
+  std::string().swap(kex_received_);
   size_t key_len = 0;
   int key_type = 0;
   const char* key =
@@ -317,6 +337,59 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
   return true;
 }
 
+// Nothing in common (algorithms) or a key exchange the server completed
+// but we could not (its host key signature) will not heal: fail at once.
+// Anything else (refused, reset, dropped during banner or kex) may be an
+// sshd still starting or throttling (MaxStartups): worth another attempt.
+Status Libssh2Connection::HandshakeError(int rc) {
+  std::string why = LastError(session_.get());
+  if (rc == LIBSSH2_ERROR_KEX_FAILURE) {
+    return FailedPreconditionError("SSH algorithm negotiation failed: " +
+                                   NegotiationDetail());
+  }
+  if (rc == LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE) {
+    // The server still being there (no EOF, no error) means libssh2 gave
+    // up on what it sent, not that the connection broke.
+    char byte;
+    ssize_t n = ::recv(sock_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    bool alive = n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+    if (alive) {
+      auto agreed = [&](int method) {
+        const char* m = libssh2_session_methods(session_.get(), method);
+        return std::string(m != nullptr ? m : "?");
+      };
+      return FailedPreconditionError(
+          "SSH key exchange failed (" + why + ") with kex " +
+          agreed(LIBSSH2_METHOD_KEX) + " and host key algorithm " +
+          agreed(LIBSSH2_METHOD_HOSTKEY) +
+          ": k8s-agent cannot verify the server's host key signature; "
+          "configure sshd with an ed25519, ECDSA or RSA host key");
+    }
+  }
+  return UnavailableError("SSH handshake failed: " + why);
+}
+
+std::string Libssh2Connection::NegotiationDetail() {
+  std::optional<KexAlgorithms> offer = ParseServerKexinit(kex_received_);
+  if (!offer) {
+    return "the server's algorithm offer could not be read (libssh2: " +
+           LastError(session_.get()) + ")";
+  }
+  auto supported = [&](int method) {
+    const char** algs = nullptr;
+    int n = libssh2_session_supported_algs(session_.get(), method, &algs);
+    if (n <= 0 || algs == nullptr) return std::string();
+    std::vector<std::string> names(algs, algs + n);
+    libssh2_free(session_.get(), algs);
+    return Join(names, ",");
+  };
+  KexAlgorithms ours{
+      supported(LIBSSH2_METHOD_KEX), supported(LIBSSH2_METHOD_HOSTKEY),
+      supported(LIBSSH2_METHOD_CRYPT_SC), supported(LIBSSH2_METHOD_MAC_SC),
+      supported(LIBSSH2_METHOD_COMP_SC)};
+  return DescribeNegotiationFailure(*offer, ours);
+}
+
 // Returns true once authenticated.
 bool Libssh2Connection::StepAuth(TimePoint now) {
   if (options_.identity_files.empty()) {
@@ -328,6 +401,17 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
   }
   while (identity_index_ < options_.identity_files.size()) {
     const std::string& priv = options_.identity_files[identity_index_];
+    if (inspected_ <= identity_index_) {
+      // Once per key (not per EAGAIN): skip what libssh2 would only call
+      // "rejected" or unreadable.
+      inspected_ = identity_index_ + 1;
+      std::string reason = UnusableKey(priv);
+      if (!reason.empty()) {
+        tried_.push_back(priv + " (unusable: " + reason + ")");
+        ++identity_index_;
+        continue;
+      }
+    }
     std::string pub = priv + ".pub";
     bool have_pub = FileExists(pub);
     int rc = libssh2_userauth_publickey_fromfile_ex(
@@ -365,6 +449,13 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
       break;
     }
   }
+  if (rejected_ == 0) {
+    Fail(PermissionDeniedError(
+        "public key authentication as user \"" + options_.user +
+        "\" impossible: no usable key; tried " + Join(tried_, ", ") +
+        ". Pass a usable key with -i FILE or IdentityFile"));
+    return false;
+  }
   Fail(PermissionDeniedError(
       "public key authentication as user \"" + options_.user +
       "\" failed; tried " + Join(tried_, ", ") +
@@ -395,6 +486,14 @@ Status Libssh2Connection::Exec(const std::string& command, StdioFds stdio) {
   }
   exec_ = std::make_unique<ExecChannel>(session_.get(), command, stdio,
                                         options_.no_stdin);
+  // OpenSSH refuses the "signal" request in sessions without privilege
+  // separation, which is every root login ("session signalling requires
+  // privilege separation").
+  const char* banner = libssh2_session_banner_get(session_.get());
+  if (options_.user == "root" && banner != nullptr &&
+      std::string_view(banner).find("OpenSSH") != std::string_view::npos) {
+    exec_->SkipSignalRequest();
+  }
   state_ = State::kRunning;
   Advance(clock_->Now());  // Sends the channel open; later steps are fd-driven.
   return OkStatus();
@@ -492,6 +591,11 @@ ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
   if (n > 0) {
     auto* self = static_cast<Libssh2Connection*>(*abstract);
     self->last_inbound_ = self->clock_->Now();
+    if (!self->handshake_done_ &&
+        self->kex_received_.size() < kKexCaptureLimit) {
+      self->kex_received_.append(static_cast<const char*>(buffer),
+                                 static_cast<size_t>(n));
+    }
   }
   return n;
 }

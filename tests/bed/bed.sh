@@ -580,14 +580,19 @@ bed_mpi_hello() {
   printf '%s' "$out"
 }
 
-# A copy of the k8s-agent binary AGENT that runs inside a foreign root file system (BED_CHROOT): the binary is
-# linked against this host's libraries (e.g. yaml-cpp 0.7, libssh2 1.10 on Debian 12; a Debian 13 root has
-# other sonames), so the binary, every library `ldd` lists and the host's dynamic loader are copied under
-# $BED_DIR/portable-agent (visible in every chroot pod at the same path), and a /bin/sh wrapper execs the
-# loader with --library-path. Prints the wrapper's path.
+# A copy of the k8s-agent binary AGENT that runs inside a foreign root file system (BED_CHROOT), under
+# $BED_DIR/portable-agent (visible in every chroot pod at the same path). The default build is static but for
+# glibc, so the binary itself is copied and runs on the root's glibc. A build linked against more of this
+# host's libraries (the sanitizer build: libasan, libubsan) gets them and the host's dynamic loader copied
+# too, and a /bin/sh wrapper execs the loader with --library-path. Prints the path to run.
 bed_portable_agent() {
   local agent="$1" d="$BED_DIR/portable-agent" line lib loader=''
   mkdir -p "$d/lib" || return 1
+  if ! ldd "$agent" | awk '{print $1}' | grep -qvE '^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|/lib64/ld-linux-x86-64\.so\.2)$'; then
+    cp "$agent" "$d/k8s-agent" || return 1
+    printf '%s' "$d/k8s-agent"
+    return 0
+  fi
   cp "$agent" "$d/k8s-agent.bin" || return 1
   while read -r line; do
     case "$line" in

@@ -286,6 +286,40 @@ host-key-mismatch)
   grep -q 'SHA256:' "$T/err" || fail "fingerprint missing: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+rsa-keys-only)
+  # What issue 12 saw fail: an RSA user key and an sshd offering only RSA
+  # host keys (rsa-sha2; OpenSSH >= 8.8 refuses SHA-1 ssh-rsa).
+  ssh-keygen -q -t rsa -b 3072 -N '' -f "$T/ssh/host_rsa"
+  ssh-keygen -q -t rsa -b 3072 -N '' -f "$T/ssh/id_rsa"
+  cp "$T/ssh/id_rsa.pub" "$T/ssh/authorized_keys"
+  printf 'HostKeyAlgorithms rsa-sha2-512,rsa-sha2-256\nHostKey %s\n' "$T/ssh/host_rsa" > "$T/ssh/cfg_head"
+  sed "/^HostKey /d" "$T/ssh/sshd_config" >> "$T/ssh/cfg_head" && mv "$T/ssh/cfg_head" "$T/ssh/sshd_config"
+  printf '[w-0]:%s %s\n' "$SSH_PORT" "$(cut -d' ' -f1,2 "$T/ssh/host_rsa.pub")" > "$T/ssh/known_hosts"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  SSH_ARGS=(-p "$SSH_PORT" -i "$T/ssh/id_rsa" -o "UserKnownHostsFile=$T/ssh/known_hosts" -o StrictHostKeyChecking=yes -l root)
+  run_agent w-0 echo rsa-ok
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = rsa-ok ] || fail "stdout"
+  ok "RSA user key and RSA-only host keys"
+  ;;
+kex-mismatch)
+  # Nothing in common is permanent: one connection, exit 255 naming both
+  # sides, not retries until --timeout.
+  printf 'KexAlgorithms sntrup761x25519-sha512@openssh.com\n' | cat - "$T/ssh/sshd_config" > "$T/ssh/cfg_head"
+  mv "$T/ssh/cfg_head" "$T/ssh/sshd_config"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent --timeout 120 w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'no common key exchange algorithm' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'offers sntrup761x25519-sha512@openssh.com' "$T/err" || fail "server side missing: $(cat "$T/err")"
+  grep -q 'curve25519-sha256' "$T/err" || fail "our side missing: $(cat "$T/err")"
+  # sshd logs each refused negotiation (start_sshd's probe has none).
+  n=$(grep -c 'Unable to negotiate' "$T/sshd.log")
+  [ "$n" -eq 1 ] || fail "$n negotiations with sshd (retried?)"
+  ok "$(cat "$T/err")"
+  ;;
 hostname)
   start_sshd
   pod job-0-x7k2p '{"phase":"Running","podIP":"127.0.0.1","hostname":"job-0","subdomain":"job"}'

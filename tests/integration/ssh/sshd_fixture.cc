@@ -116,14 +116,31 @@ Status SshdFixture::Run(const std::vector<std::string>& argv) {
   return InternalError(Join(argv, " ") + " failed: " + text);
 }
 
+Status SshdFixture::KeyGen(const std::string& type, const std::string& path,
+                           const std::string& comment) {
+  std::vector<std::string> argv = {
+      "/usr/bin/ssh-keygen", "-q", "-N", "", "-C", comment, "-f", path};
+  size_t dash = type.find('-');
+  argv.insert(argv.end(), {"-t", type.substr(0, dash)});
+  if (dash != std::string::npos) {
+    argv.insert(argv.end(), {"-b", type.substr(dash + 1)});
+  }
+  return Run(argv);
+}
+
 StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(bool start) {
+  return Create(SshdSetup{}, start);
+}
+
+StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(
+    const SshdSetup& setup, bool start) {
   std::unique_ptr<SshdFixture> f(new SshdFixture());
-  K8S_RETURN_IF_ERROR(f->Init());
+  K8S_RETURN_IF_ERROR(f->Init(setup));
   if (start) K8S_RETURN_IF_ERROR(f->Start());
   return f;
 }
 
-Status SshdFixture::Init() {
+Status SshdFixture::Init(const SshdSetup& setup) {
   char tmpl[] = "/tmp/sshd-fixture-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return ErrnoError("mkdtemp", errno);
   dir_ = tmpl;
@@ -131,17 +148,14 @@ Status SshdFixture::Init() {
   user_ = pw != nullptr ? pw->pw_name : "root";
   port_ = FreePort();
   if (port_ <= 0) return InternalError("no free port");
-  K8S_RETURN_IF_ERROR(
-      Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
-           "fixture-host", "-f", dir_ + "/host_ed25519"}));
-  K8S_RETURN_IF_ERROR(
-      Run({"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C",
-           "fixture-user", "-f", dir_ + "/id_ed25519"}));
-  K8S_ASSIGN_OR_RETURN(std::string pub,
-                       ReadFileToString(dir_ + "/id_ed25519.pub"));
+  std::string host_file = dir_ + "/host_" + setup.host_key;
+  user_key_ = dir_ + "/id_" + setup.user_key;
+  K8S_RETURN_IF_ERROR(KeyGen(setup.host_key, host_file, "fixture-host"));
+  K8S_RETURN_IF_ERROR(KeyGen(setup.user_key, user_key_, "fixture-user"));
+  K8S_ASSIGN_OR_RETURN(std::string pub, ReadFileToString(user_key_ + ".pub"));
   K8S_RETURN_IF_ERROR(WriteFile(dir_ + "/authorized_keys", pub));
   K8S_ASSIGN_OR_RETURN(std::string host_pub,
-                       ReadFileToString(dir_ + "/host_ed25519.pub"));
+                       ReadFileToString(host_file + ".pub"));
   std::vector<std::string> words = Split(std::string(Trim(host_pub)), ' ');
   if (words.size() < 2) return InternalError("bad host key " + host_pub);
   host_key_ = words[0] + " " + words[1];
@@ -149,8 +163,8 @@ Status SshdFixture::Init() {
                     "\n"
                     "ListenAddress 127.0.0.1\n"
                     "HostKey " +
-                    dir_ +
-                    "/host_ed25519\n"
+                    host_file +
+                    "\n"
                     "PidFile " +
                     dir_ +
                     "/sshd.pid\n"
@@ -167,7 +181,10 @@ Status SshdFixture::Init() {
                     "MaxStartups 100:30:200\n"
                     "MaxSessions 100\n"
                     "LogLevel VERBOSE\n";
-  return WriteFile(dir_ + "/sshd_config", cfg);
+  // sshd keeps the first value of an option: the setup's lines go first.
+  std::string extra;
+  for (const std::string& line : setup.config) extra += line + "\n";
+  return WriteFile(dir_ + "/sshd_config", extra + cfg);
 }
 
 Status SshdFixture::Start() {

@@ -14,6 +14,14 @@
 
 namespace k8s_agent::testing {
 
+/// Key types as "ed25519", "ecdsa-384", "rsa-3072", "dsa" (ssh-keygen's
+/// -t and -b), and sshd_config lines that override the fixture's own.
+struct SshdSetup {
+  std::string host_key = "ed25519";
+  std::string user_key = "ed25519";
+  std::vector<std::string> config;
+};
+
 /// Owns a temp dir with a host key, an authorized user key, an
 /// sshd_config, and (once started) an `sshd -D -e` child. Everything it
 /// started is killed by pid and the dir removed on destruction.
@@ -24,6 +32,8 @@ class SshdFixture {
  public:
   /// Generates keys and config; starts sshd unless `start` is false.
   static StatusOr<std::unique_ptr<SshdFixture>> Create(bool start = true);
+  static StatusOr<std::unique_ptr<SshdFixture>> Create(const SshdSetup& setup,
+                                                       bool start = true);
   ~SshdFixture();
   SshdFixture(const SshdFixture&) = delete;
   SshdFixture& operator=(const SshdFixture&) = delete;
@@ -43,7 +53,7 @@ class SshdFixture {
   /// The user sshd lets in with user_key() (the current user).
   const std::string& user() const { return user_; }
   /// Private key in authorized_keys (its .pub sits next to it).
-  std::string user_key() const { return dir_ + "/id_ed25519"; }
+  const std::string& user_key() const { return user_key_; }
   /// "ssh-ed25519 AAAA..." of the server.
   const std::string& host_key() const { return host_key_; }
   /// sshd's log (stderr), for failure messages.
@@ -57,17 +67,22 @@ class SshdFixture {
   /// private key path.
   StatusOr<std::string> NewUserKey(const std::string& name);
 
+  /// Generates a key pair of `type` (SshdSetup's notation) with no
+  /// passphrase at `path` (and `path`.pub).
+  static Status KeyGen(const std::string& type, const std::string& path,
+                       const std::string& comment);
   /// Runs argv to completion; non-zero exit is an error with its output.
   static Status Run(const std::vector<std::string>& argv);
 
  private:
   SshdFixture() = default;
-  Status Init();
+  Status Init(const SshdSetup& setup);
   std::vector<pid_t> Tree() const;
 
   std::string dir_;
   std::string user_;
   std::string host_key_;
+  std::string user_key_;
   int port_ = 0;
   pid_t pid_ = -1;
   int known_hosts_count_ = 0;

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: Apache-2.0
+# The libraries of the one shipped binary, all static: libssh2 and libcurl
+# built from Debian 13's source packages by scripts/third_party.sh (cached
+# outside the tree), OpenSSL, nghttp2 and yaml-cpp from Debian 12's -dev
+# packages. Only glibc stays shared, so the binary runs on any distribution
+# with glibc >= 2.34 (tests/portable checks ldd and the symbol versions).
+# Defines K8S::libssh2, K8S::libcurl and K8S::yaml-cpp.
+
+execute_process(
+  COMMAND "${PROJECT_SOURCE_DIR}/scripts/third_party.sh" ensure
+  OUTPUT_VARIABLE K8S_THIRD_PARTY_PREFIX
+  OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE _k8s_tp_rc)
+if(NOT _k8s_tp_rc EQUAL 0)
+  message(FATAL_ERROR "scripts/third_party.sh ensure failed (exit "
+          "${_k8s_tp_rc}); its message above says why")
+endif()
+message(STATUS "third-party libraries: ${K8S_THIRD_PARTY_PREFIX}")
+# A changed recipe gives a new prefix: configure again when the script does.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             "${PROJECT_SOURCE_DIR}/scripts/third_party.sh")
+
+# A static archive from Debian 12, by its file name so the .so beside it is
+# never picked.
+function(k8s_static_library target file package)
+  find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE)
+  k8s_require(_k8s_lib_${target} "${file}" "${package}")
+  add_library(${target} STATIC IMPORTED GLOBAL)
+  set_target_properties(${target} PROPERTIES
+    IMPORTED_LOCATION "${_k8s_lib_${target}}")
+endfunction()
+
+find_package(Threads REQUIRED)
+k8s_static_library(K8S::crypto libcrypto.a libssl-dev)
+set_target_properties(K8S::crypto PROPERTIES
+  INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
+k8s_static_library(K8S::ssl libssl.a libssl-dev)
+set_target_properties(K8S::ssl PROPERTIES INTERFACE_LINK_LIBRARIES K8S::crypto)
+k8s_static_library(K8S::nghttp2 libnghttp2.a libnghttp2-dev)
+k8s_static_library(K8S::yaml-cpp libyaml-cpp.a libyaml-cpp-dev)
+
+add_library(K8S::libssh2 STATIC IMPORTED GLOBAL)
+set_target_properties(K8S::libssh2 PROPERTIES
+  IMPORTED_LOCATION "${K8S_THIRD_PARTY_PREFIX}/lib/libssh2.a"
+  INTERFACE_INCLUDE_DIRECTORIES "${K8S_THIRD_PARTY_PREFIX}/include"
+  INTERFACE_LINK_LIBRARIES K8S::crypto)
+
+add_library(K8S::libcurl STATIC IMPORTED GLOBAL)
+set_target_properties(K8S::libcurl PROPERTIES
+  IMPORTED_LOCATION "${K8S_THIRD_PARTY_PREFIX}/lib/libcurl.a"
+  INTERFACE_INCLUDE_DIRECTORIES "${K8S_THIRD_PARTY_PREFIX}/include"
+  INTERFACE_COMPILE_DEFINITIONS CURL_STATICLIB
+  INTERFACE_LINK_LIBRARIES "K8S::nghttp2;K8S::ssl;K8S::crypto")
+
+# libstdc++ and libgcc static too, with the two glibc >= 2.35 functions
+# they call defined in plugin/base/glibc_compat.cc (forced in with -u, as
+# nothing of ours references them). Not under the sanitizers: their
+# runtimes are shared and replace operator new/delete, which a static
+# libstdc++ would shadow (that build is never shipped).
+if(NOT K8S_AGENT_SANITIZE AND NOT K8S_AGENT_FUZZ)
+  set(K8S_AGENT_STATIC_RUNTIME ON)
+  add_link_options(-static-libstdc++ -static-libgcc
+                   LINKER:-u,_dl_find_object LINKER:-u,arc4random)
+else()
+  set(K8S_AGENT_STATIC_RUNTIME OFF)
+endif()

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Writes the release archive of the one portable binary:
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, LICENSE
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
+#
+# usage: scripts/release.sh [--build-dir DIR] [--out DIR]
+#   --build-dir DIR  package the k8s-agent already built in DIR (default: build the default preset)
+#   --out DIR        where to write (default: dist/)
+# The binary is the default build's (static but for glibc >= 2.34), with its debug info stripped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir="" out="dist"
+while (($#)); do
+  case "$1" in
+  --build-dir) build_dir="$2"; shift 2 ;;
+  --out) out="$2"; shift 2 ;;
+  *) sed -n '3,9p' "$0" >&2; exit 2 ;;
+  esac
+done
+if [[ -z "$build_dir" ]]; then
+  cmake --preset default >/dev/null
+  cmake --build --preset default --target k8s-agent
+  build_dir=build
+fi
+bin="$build_dir/launcher/k8s-agent"
+[[ -x "$bin" ]] || { echo "release: $bin not built" >&2; exit 1; }
+version="$("$bin" --version | awk '{print $2}')"
+[[ -n "$version" ]] || { echo "release: $bin --version printed no version" >&2; exit 1; }
+name="k8s-agent-$version-linux-x86_64"
+
+stage="$(mktemp -d)"
+trap 'rm -rf "$stage"' EXIT
+mkdir -p "$stage/$name/bin" "$stage/$name/ompi-conf"
+cp "$bin" "$stage/$name/bin/k8s-agent"
+strip --strip-debug "$stage/$name/bin/k8s-agent"
+cp ompi-conf/* "$stage/$name/ompi-conf/"
+cp README.md LICENSE "$stage/$name/"
+mkdir -p "$out"
+# Reproducible: fixed owner, order and time (the last commit's).
+mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$stage" -cf - "$name" |
+  gzip -n -9 >"$out/$name.tar.gz"
+(cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+echo "$out/$name.tar.gz"

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: Apache-2.0
+// SshConnection against differently configured sshds: every common key
+// type as user key and as host key; the permanent handshake failures
+// (nothing in common, a key type this build cannot use, a key it cannot
+// read) failing at once with a message naming both sides; signals through
+// the "signal" request, or the fallback channel where sshd refuses it.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <fcntl.h>
+
+#include <fstream>
+#include <functional>
+
+#include "plugin/base/event_loop.h"
+#include "plugin/base/unique_fd.h"
+#include "plugin/ssh/ssh_client.h"
+#include "tests/fakes/status_matchers.h"
+#include "tests/integration/ssh/sshd_fixture.h"
+
+namespace k8s_agent::ssh {
+namespace {
+
+using State = SshConnection::State;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::SshdFixture;
+using testing::SshdSetup;
+
+constexpr auto kStepTimeout = std::chrono::seconds(20);
+
+class KeyTypesTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
+
+  void StartSshd(const SshdSetup& setup) {
+    auto f = SshdFixture::Create(setup);
+    ASSERT_THAT(f.status(), IsOk());
+    sshd_ = std::move(f).value();
+    auto kh = sshd_->WriteKnownHosts("w0");
+    ASSERT_THAT(kh.status(), IsOk());
+    known_hosts_ = *kh;
+  }
+
+  ResolvedSshOptions Options() const {
+    ResolvedSshOptions o;
+    o.user = sshd_->user();
+    o.port = sshd_->port();
+    o.identity_files = {sshd_->user_key()};
+    o.strict_host_key_checking = StrictHostKeyChecking::kYes;
+    o.known_hosts_files = {known_hosts_};
+    // Long: a permanent failure must come from the handshake, not this.
+    o.connect_timeout = std::chrono::seconds(60);
+    return o;
+  }
+
+  // Connects and runs the loop until the connection is ready or failed.
+  std::unique_ptr<SshConnection> ConnectAndWait(const ResolvedSshOptions& o) {
+    connector_ = NewLibssh2Connector(o, RealClock::Get());
+    auto c =
+        connector_->Connect("127.0.0.1", o.port, "w0", RealClock::Get()->Now());
+    loop_.Add(c.get());
+    auto deadline = RealClock::Get()->Now() + kStepTimeout;
+    while (c->state() != State::kReady && c->state() != State::kFailed &&
+           RealClock::Get()->Now() < deadline) {
+      EXPECT_THAT(loop_.RunOnce(), IsOk());
+    }
+    loop_.Remove(c.get());
+    return c;
+  }
+
+  EventLoop loop_{RealClock::Get()};
+  std::unique_ptr<SshdFixture> sshd_;
+  std::string known_hosts_;
+  std::unique_ptr<SshConnector> connector_;
+};
+
+// --- Every type works both ways. ---------------------------------------
+
+struct KeyCase {
+  const char* type;           // ssh-keygen notation (SshdSetup).
+  const char* host_key_algs;  // What the server may sign with.
+};
+
+class EveryKeyType : public KeyTypesTest,
+                     public ::testing::WithParamInterface<KeyCase> {};
+
+TEST_P(EveryKeyType, AsUserKeyAndAsHostKey) {
+  const KeyCase& k = GetParam();
+  // The server signs only with this type and accepts only this type of
+  // user key: nothing else can make the handshake or auth pass.
+  StartSshd({k.type,
+             k.type,
+             {std::string("HostKeyAlgorithms ") + k.host_key_algs,
+              std::string("PubkeyAcceptedAlgorithms ") + k.host_key_algs}});
+  auto c = ConnectAndWait(Options());
+  EXPECT_EQ(c->state(), State::kReady)
+      << c->status().ToString() << "\nsshd log:\n"
+      << sshd_->Log();
+  // sshd names the user key type it accepted.
+  EXPECT_THAT(sshd_->Log(), HasSubstr("Accepted publickey"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OpenSsh, EveryKeyType,
+    ::testing::Values(KeyCase{"ed25519", "ssh-ed25519"},
+                      KeyCase{"ecdsa-256", "ecdsa-sha2-nistp256"},
+                      KeyCase{"ecdsa-384", "ecdsa-sha2-nistp384"},
+                      KeyCase{"ecdsa-521", "ecdsa-sha2-nistp521"},
+                      KeyCase{"rsa-2048", "rsa-sha2-512,rsa-sha2-256"},
+                      KeyCase{"rsa-3072", "rsa-sha2-512,rsa-sha2-256"},
+                      KeyCase{"rsa-4096", "rsa-sha2-512,rsa-sha2-256"}),
+    [](const ::testing::TestParamInfo<KeyCase>& param) {
+      std::string name = param.param.type;
+      for (char& ch : name) {
+        if (ch == '-') ch = '_';
+      }
+      return name;
+    });
+
+// --- Permanent handshake failures. -------------------------------------
+
+TEST_F(KeyTypesTest, NoCommonKexFailsAtOnceNamingBothSides) {
+  StartSshd({"ed25519",
+             "ed25519",
+             {"KexAlgorithms sntrup761x25519-sha512@openssh.com"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("no common key exchange algorithm"));
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("offers sntrup761x25519-sha512@openssh.com;"));
+  EXPECT_THAT(c->status().message(), HasSubstr("curve25519-sha256"));
+}
+
+TEST_F(KeyTypesTest, DsaHostKeyIsUnsupportedAndFailsAtOnce) {
+  // libssh2 1.11.1 has no DSA; OpenSSH 9.2 still offers it when told to.
+  StartSshd({"dsa", "ed25519", {"HostKeyAlgorithms ssh-dss"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("no common host key algorithm (HostKeyAlgorithms): "
+                        "the server offers ssh-dss;"));
+  EXPECT_THAT(c->status().message(), HasSubstr("ssh-ed25519"));
+}
+
+TEST_F(KeyTypesTest, NoCommonCipherFailsAtOnce) {
+  StartSshd({"ed25519",
+             "ed25519",
+             {"Ciphers aes128-ctr", "MACs umac-64@openssh.com"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("no common MAC (MACs): the server offers "
+                        "umac-64@openssh.com;"));
+}
+
+TEST_F(KeyTypesTest, DsaUserKeyIsReportedUnusable) {
+  StartSshd({"ed25519", "dsa", {"PubkeyAcceptedAlgorithms +ssh-dss"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_THAT(c->status().message(),
+              HasSubstr(sshd_->user_key() + " (unusable"));
+}
+
+TEST_F(KeyTypesTest, PassphraseProtectedKeyIsReportedUnusable) {
+  StartSshd({});
+  ASSERT_THAT(SshdFixture::Run({"/usr/bin/ssh-keygen", "-q", "-p", "-N",
+                                "secret", "-f", sshd_->user_key()}),
+              IsOk());
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_THAT(c->status().message(), HasSubstr("passphrase"));
+  EXPECT_THAT(c->status().message(),
+              HasSubstr(sshd_->user_key() + " (unusable"));
+}
+
+TEST_F(KeyTypesTest, CorruptKeyIsReportedUnusable) {
+  StartSshd({});
+  {
+    std::ofstream f(sshd_->user_key(), std::ios::trunc);
+    f << "-----BEGIN OPENSSH PRIVATE KEY-----\nnot base64 at all\n"
+         "-----END OPENSSH PRIVATE KEY-----\n";
+  }
+  ::unlink((sshd_->user_key() + ".pub").c_str());
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_THAT(c->status().message(),
+              HasSubstr(sshd_->user_key() + " (unusable"));
+}
+
+// --- Signals. -----------------------------------------------------------
+
+// Runs `sleep` remotely, waits until it started (its output), sends TERM,
+// and returns how the command ended.
+ExitResult SignalSleepingCommand(SshConnection* c, EventLoop* loop) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+  UniqueFd out_read(fds[0]), out_write(fds[1]);
+  EXPECT_THAT(c->Exec("echo started; exec sleep 30", {-1, out_write.get(), -1}),
+              IsOk());
+  loop->Add(c);
+  auto deadline = RealClock::Get()->Now() + kStepTimeout;
+  char buf[64];
+  std::string got;
+  while (got.find("started") == std::string::npos &&
+         RealClock::Get()->Now() < deadline) {
+    EXPECT_THAT(loop->RunOnce(), IsOk());
+    ssize_t n = ::read(out_read.get(), buf, sizeof(buf));
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+  }
+  c->Signal("TERM");
+  while (c->state() != SshConnection::State::kExited &&
+         c->state() != SshConnection::State::kFailed &&
+         RealClock::Get()->Now() < deadline) {
+    EXPECT_THAT(loop->RunOnce(), IsOk());
+    while (::read(out_read.get(), buf, sizeof(buf)) > 0) {
+    }
+  }
+  loop->Remove(c);
+  EXPECT_EQ(c->state(), SshConnection::State::kExited)
+      << c->status().ToString();
+  return c->exit_result();
+}
+
+TEST_F(KeyTypesTest, SignalGoesAsTheSshSignalRequestUnlessRoot) {
+  StartSshd({"ed25519", "ed25519", {"LogLevel DEBUG1"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
+  ExitResult r = SignalSleepingCommand(c.get(), &loop_);
+  EXPECT_EQ(r.signal, "TERM");
+  if (sshd_->user() == "root") {
+    // OpenSSH refuses it for root (no privilege separation): not sent,
+    // the helper channel does it at once.
+    EXPECT_THAT(sshd_->Log(), Not(HasSubstr("request signal")));
+    EXPECT_THAT(sshd_->Log(), HasSubstr("session 1 req exec"));
+  } else {
+    // sshd's session_signal_req did it (its debug line), not the helper.
+    EXPECT_THAT(sshd_->Log(), HasSubstr("signal TERM, killpg("));
+  }
+}
+
+TEST_F(KeyTypesTest, RefusedSignalRequestFallsBackToAHelperChannel) {
+  if (SshdFixture::Create(false).value()->user() == "root") {
+    GTEST_SKIP() << "as root the agent never sends the signal request to "
+                    "OpenSSH (it refuses it for root), so the refusal "
+                    "cannot be provoked";
+  }
+  // OpenSSH refuses signal requests for ForceCommand sessions.
+  StartSshd({"ed25519",
+             "ed25519",
+             {"ForceCommand /bin/sh -c \"$SSH_ORIGINAL_COMMAND\""}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
+  ExitResult r = SignalSleepingCommand(c.get(), &loop_);
+  EXPECT_EQ(r.signal, "TERM");
+  EXPECT_THAT(sshd_->Log(), HasSubstr("refusing to send signal TERM"));
+}
+
+}  // namespace
+}  // namespace k8s_agent::ssh

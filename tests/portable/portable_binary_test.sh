@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The shipped binary is static but for glibc and needs nothing newer than
+# GLIBC_2.34 (Ubuntu 22.04, RHEL 9, Debian 12), and carries libssh2 1.11.
+#
+# usage: portable_binary_test.sh K8S_AGENT_BINARY SANITIZED(ON|OFF)
+# Exit 77 (skip) for the sanitizer build, which links its runtimes shared
+# and is never shipped.
+set -uo pipefail
+bin="$1"
+if [[ "${2:-OFF}" == ON ]]; then
+  echo "SKIP: sanitizer build (ASan/UBSan runtimes are shared libraries; only the default build ships)"
+  exit 77
+fi
+status=0
+fail() {
+  echo "FAIL: $*"
+  status=1
+}
+
+# 1. ldd: only glibc's own libraries and the loader.
+allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$'
+libs="$(ldd "$bin" | awk '{print $1}')"
+[[ -n "$libs" ]] || fail "ldd printed nothing for $bin"
+while read -r lib; do
+  [[ -z "$lib" ]] && continue
+  if [[ "$lib" =~ $allowed ]]; then echo "ok: needs $lib"; else fail "needs $lib (only glibc may be shared)"; fi
+done <<<"$libs"
+
+# 2. objdump -T: every versioned symbol is GLIBC_2.34 or older; no
+#    libstdc++/libgcc versions (those are linked in).
+versions="$(objdump -T "$bin" | grep -o '(\?\(GLIBC\|GLIBCXX\|CXXABI\|GCC\)_[0-9.]*' | tr -d '(' | sort -uV)"
+[[ -n "$versions" ]] || fail "objdump -T shows no symbol versions"
+while read -r v; do
+  [[ -z "$v" ]] && continue
+  case "$v" in
+  GLIBC_*)
+    n="${v#GLIBC_}"
+    if [[ "$(printf '%s\n2.34\n' "$n" | sort -V | tail -n1)" == 2.34 ]]; then
+      echo "ok: $v"
+    else
+      fail "$v is newer than GLIBC_2.34: $(objdump -T "$bin" | grep -F "($v)" | awk '{print $NF}' | tr '\n' ' ')"
+    fi
+    ;;
+  *) fail "$v: $(objdump -T "$bin" | grep -F "$v" | awk '{print $NF}' | head -n3 | tr '\n' ' ')(libstdc++/libgcc must be static)" ;;
+  esac
+done <<<"$versions"
+
+# 3. The SSH library is the one built from Debian 13's source (its banner).
+banner="$(grep -ao 'SSH-2\.0-libssh2_[0-9.]*' "$bin" | head -n1)"
+case "$banner" in
+SSH-2.0-libssh2_1.1[1-9].*) echo "ok: $banner" ;;
+*) fail "libssh2 banner '${banner:-none}', want >= 1.11.1" ;;
+esac
+
+# 4. It runs (exceptions unwind through the static libgcc: a YAML error).
+out="$("$bin" --version 2>&1)" || fail "--version: $out"
+echo "ok: $out"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+printf 'clusters: [\n  {a: b\n' >"$tmp/kubeconfig"
+out="$(KUBECONFIG="$tmp/kubeconfig" "$bin" somehost true 2>&1)"
+rc=$?
+if [[ $rc -eq 255 && "$out" == *yaml* ]]; then echo "ok: a YAML error is reported (exit 255)"; else fail "bad kubeconfig: exit $rc: $out"; fi
+
+exit $status

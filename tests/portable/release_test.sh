@@ -1,0 +1,79 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The release archive (scripts/release.sh) and the binary extracted from it.
+#
+# usage: release_test.sh SOURCE_DIR BUILD_DIR SANITIZED(ON|OFF) MODE
+#   archive  name, checksum and contents; the binary runs here
+#   trixie   inside the cached Debian 13 root (tests/bed/ompi5_root.sh; none of the build's libraries):
+#            --version, then two agent integration scenarios (fake API server over TLS, loopback
+#            sshd) with the agent run by chroot
+#   bed      an e2e launch (mpirun in the network-namespace bed) with the extracted binary
+# Exit 77 (skip) for the sanitizer build, without root (trixie, bed), or without a cached root (trixie).
+set -uo pipefail
+src="$1" build="$2" sanitized="$3" mode="$4"
+if [[ "$sanitized" == ON ]]; then
+  echo "SKIP: sanitizer build (only the default build is released)"
+  exit 77
+fi
+if [[ "$mode" != archive && $EUID -ne 0 ]]; then
+  echo "SKIP: $mode needs root (chroot / network namespaces)"
+  exit 77
+fi
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+tmp="$(mktemp -d /tmp/k8s-agent-release-test.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+
+archive="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/dist")" || fail "release.sh failed"
+name="$(basename "$archive" .tar.gz)"
+[[ "$name" =~ ^k8s-agent-[0-9]+\.[0-9]+\.[0-9]+-linux-x86_64$ ]] || fail "archive name $name"
+mkdir -p "$tmp/x"
+tar -xzf "$archive" -C "$tmp/x" || fail "cannot extract $archive"
+bin="$tmp/x/$name/bin/k8s-agent"
+
+case "$mode" in
+archive)
+  (cd "$tmp/dist" && sha256sum -c "$name.tar.gz.sha256") || fail "checksum"
+  want="$name/
+$name/LICENSE
+$name/README.md
+$name/bin/
+$name/bin/k8s-agent
+$(cd "$src/ompi-conf" && for f in *; do echo "$name/ompi-conf/$f"; done)
+$name/ompi-conf/"
+  got="$(tar -tzf "$archive" | sort)"
+  [[ "$got" == "$(sort <<<"$want")" ]] || fail "contents: $got"
+  grep -q "Apache License" "$tmp/x/$name/LICENSE" || fail "LICENSE is not the Apache licence"
+  "$bin" --version | grep -q "^k8s-agent " || fail "--version"
+  "$src/tests/portable/portable_binary_test.sh" "$bin" OFF || fail "the released binary is not portable"
+  echo "ok: $name: contents, checksum, portable"
+  ;;
+trixie)
+  root="$("$src/tests/bed/ompi5_root.sh" path)"
+  if ! "$src/tests/bed/ompi5_root.sh" check; then
+    echo "SKIP: no cached Debian 13 root at $root (tests/bed/ompi5_root.sh ensure builds it, ~6 min)"
+    exit 77
+  fi
+  grep -q '^VERSION_ID="13"' "$root/etc/os-release" || fail "$root is not Debian 13"
+  # The root has no libssh2/libcurl of the build (and never gets any: it is only bind-mounted
+  # into, in a private mount namespace).
+  # Runs the extracted binary in the root; /tmp is shared so the scenario's files are visible.
+  cat >"$tmp/agent-in-trixie" <<WRAP
+#!/bin/sh
+exec unshare --mount --propagation private sh -c 'mount --bind /tmp "\$0/tmp" && mount --bind -o ro "\$1" "\$0/mnt" && shift 2 && exec chroot "\$0" /mnt/bin/k8s-agent "\$@"' "$root" "$tmp/x/$name" x "\$@"
+WRAP
+  chmod 755 "$tmp/agent-in-trixie"
+  out="$("$tmp/agent-in-trixie" --version 2>&1)" || fail "in Debian 13: $out"
+  echo "ok: in Debian 13 ($root): $out"
+  for scenario in ready exit-status; do
+    "$src/tests/integration/agent/agent_test.sh" "$tmp/agent-in-trixie" "$scenario" || fail "scenario $scenario in Debian 13"
+  done
+  ;;
+bed)
+  BED_CACHE="$build/tests/integration/e2e/bed-cache" bash "$src/tests/integration/e2e/e2e.sh" --agent "$bin" s01_all_ready
+  exit $?
+  ;;
+*) fail "mode $mode" ;;
+esac

@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+
+#include "plugin/ssh/kex_offer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace k8s_agent::ssh {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string U32(uint32_t v) {
+  return {static_cast<char>(v >> 24), static_cast<char>(v >> 16),
+          static_cast<char>(v >> 8), static_cast<char>(v)};
+}
+
+std::string NameList(const std::string& s) { return U32(s.size()) + s; }
+
+// A server's banner and KEXINIT packet as on the wire.
+std::string ServerHello(const std::string& kex, const std::string& host_key,
+                        const std::string& cipher, const std::string& mac) {
+  std::string payload = std::string(1, '\x14') + std::string(16, 'c');
+  payload += NameList(kex) + NameList(host_key) + NameList(cipher) +
+             NameList(cipher) + NameList(mac) + NameList(mac) +
+             NameList("none") + NameList("none") + NameList("") + NameList("") +
+             std::string(1, '\0') + U32(0);
+  const size_t padding = 8 - (payload.size() + 5) % 8 + 8;
+  std::string packet = U32(payload.size() + padding + 1) +
+                       std::string(1, static_cast<char>(padding)) + payload +
+                       std::string(padding, '\0');
+  return "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n" + packet;
+}
+
+TEST(KexOfferTest, ParsesTheServersLists) {
+  std::string hello =
+      "hello first\r\n" +
+      ServerHello(
+          "sntrup761x25519-sha512@openssh.com,kex-strict-s-v00@openssh.com",
+          "rsa-sha2-512,rsa-sha2-256", "aes128-ctr", "hmac-sha2-256");
+  auto a = ParseServerKexinit(hello);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->kex,
+            "sntrup761x25519-sha512@openssh.com,kex-strict-s-v00@openssh.com");
+  EXPECT_EQ(a->host_key, "rsa-sha2-512,rsa-sha2-256");
+  EXPECT_EQ(a->ciphers, "aes128-ctr");
+  EXPECT_EQ(a->macs, "hmac-sha2-256");
+  EXPECT_EQ(a->compression, "none");
+}
+
+TEST(KexOfferTest, IncompleteOrForeignInputIsNullopt) {
+  std::string hello = ServerHello("a", "b", "c", "d");
+  for (size_t n = 0; n < hello.size(); ++n) {
+    EXPECT_FALSE(ParseServerKexinit(hello.substr(0, n)).has_value()) << n;
+  }
+  EXPECT_FALSE(ParseServerKexinit("HTTP/1.1 400 Bad Request\r\n\r\n"));
+  std::string not_kexinit = hello;
+  not_kexinit[not_kexinit.find("\r\n") + 2 + 5] = '\x15';
+  EXPECT_FALSE(ParseServerKexinit(not_kexinit).has_value());
+  std::string huge = "SSH-2.0-x\r\n" + U32(0x7fffffff) + std::string(64, 'x');
+  EXPECT_FALSE(ParseServerKexinit(huge).has_value());
+}
+
+TEST(KexOfferTest, NamesTheFirstKindWithNothingInCommon) {
+  KexAlgorithms ours{
+      "curve25519-sha256,ext-info-c,kex-strict-c-v00@openssh.com",
+      "ssh-ed25519,rsa-sha2-512", "aes128-ctr", "hmac-sha2-256", "none"};
+  KexAlgorithms server{"curve25519-sha256", "ssh-dss", "aes256-ctr",
+                       "umac-64@openssh.com", "none"};
+  EXPECT_EQ(DescribeNegotiationFailure(server, ours),
+            "no common host key algorithm (HostKeyAlgorithms): the server "
+            "offers ssh-dss; k8s-agent supports ssh-ed25519,rsa-sha2-512");
+  server.kex =
+      "sntrup761x25519-sha512@openssh.com,kex-strict-s-v00@openssh.com";
+  EXPECT_EQ(DescribeNegotiationFailure(server, ours),
+            "no common key exchange algorithm (KexAlgorithms): the server "
+            "offers sntrup761x25519-sha512@openssh.com; k8s-agent supports "
+            "curve25519-sha256");
+  server = ours;
+  server.ciphers = "aes128-ctr";
+  server.macs = "umac-64@openssh.com";
+  EXPECT_THAT(DescribeNegotiationFailure(server, ours),
+              HasSubstr("no common MAC (MACs): the server offers "
+                        "umac-64@openssh.com;"));
+  EXPECT_THAT(DescribeNegotiationFailure(ours, ours),
+              HasSubstr("every kind overlaps"));
+}
+
+}  // namespace
+}  // namespace k8s_agent::ssh

@@ -4,7 +4,11 @@
 // so the shipped binary needs nothing newer than GLIBC_2.34 and runs on
 // Ubuntu 22.04, RHEL 9 and Debian 12+ (tests/portable checks objdump -T).
 // Linked only into the statically linked runtime build
-// (plugin/third_party.cmake forces both symbols in with -u).
+// (plugin/third_party.cmake forces both symbols in with -u). Both are weak:
+// a fully static program (the delivery image's copier links libc.a) takes
+// glibc's own definitions instead of clashing with them, while in the
+// dynamically linked agent these are the only definitions the static link
+// sees, so libc.so's newer versions are never referenced.
 
 #include <dlfcn.h>
 #include <link.h>
@@ -17,7 +21,7 @@
 // libstdc++'s std::random_device prefers arc4random (glibc 2.36); its
 // object is pulled in by the copy-on-write string instantiations whether
 // or not anything asks for randomness. getrandom(2) is glibc 2.25.
-extern "C" uint32_t arc4random() noexcept {
+extern "C" __attribute__((weak)) uint32_t arc4random() noexcept {
   uint32_t v = 0;
   for (;;) {
     ssize_t n = ::getrandom(&v, sizeof(v), 0);
@@ -70,7 +74,8 @@ int FindObjectCallback(dl_phdr_info* info, size_t /*size*/, void* data) {
 // object whose PT_LOAD segments hold the address, and its PT_GNU_EH_FRAME.
 // Only exceptions take this path, and they are rare here (yaml-cpp parse
 // errors), so a linear walk is cheap enough.
-extern "C" int _dl_find_object(void* address, dl_find_object* result) {
+extern "C" __attribute__((weak)) int _dl_find_object(void* address,
+                                                     dl_find_object* result) {
   FindObject f{reinterpret_cast<uintptr_t>(address), result, false};
   ::dl_iterate_phdr(&FindObjectCallback, &f);
   return f.found && result->dlfo_eh_frame != nullptr ? 0 : -1;

@@ -23,14 +23,16 @@ class ApiRetryPolicyTest : public ::testing::Test {
 
 TEST_F(ApiRetryPolicyTest, TransientErrorsRetryWithBackoffFloorRetryAfter) {
   // Given 503s, expect growing jittered delays; given a 429 with
-  // Retry-After 9 s, expect that floor.
+  // Retry-After 9 s, expect that floor plus jitter of at most one backoff
+  // step (Backoff::NextAfter), so refused agents do not return together.
   ApiDecision d = Decide(UnavailableError("503"));
   EXPECT_EQ(d.action, ApiAction::kRetry);
   EXPECT_GE(d.delay, milliseconds(400));
   EXPECT_LE(d.delay, milliseconds(800));
   d = Decide(ResourceExhaustedError("429").WithRetryAfter(seconds(9)));
   EXPECT_EQ(d.action, ApiAction::kRetry);
-  EXPECT_EQ(d.delay, seconds(9));
+  EXPECT_GE(d.delay, seconds(9));
+  EXPECT_LE(d.delay, seconds(9) + Backoff::ApiDefaults().max);
 }
 
 TEST_F(ApiRetryPolicyTest, ExpiredRelistsAtOnceUnlessRightAfterAList) {

@@ -45,7 +45,8 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       clock_(clock),
       tracer_(tracer),
       seed_(seed),
-      api_backoff_(Backoff::ApiDefaults(), seed),
+      api_retry_(seed),
+      reresolve_backoff_(Backoff::ApiDefaults(), seed + 3),
       ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
@@ -65,19 +66,27 @@ void HostWaiter::Start(TimePoint now) {
   if (host_.kind == HostName::Kind::kIp) {
     List(now);
   } else {
-    Get(now);
+    Lookup(now);
   }
 }
 
 // ---- Resolution -----------------------------------------------------------
 
-void HostWaiter::Get(TimePoint now) {
+void HostWaiter::Lookup(TimePoint now) {
   (void)now;
   state_ = State::kResolving;
   RetireCall();
-  call_ = client_->GetPod(
-      policy_.ns, pod_name_,
-      [this](StatusOr<kube::Pod> pod) { OnGetDone(std::move(pod)); });
+  // A field-selected LIST from the watch cache (resourceVersion=0) rather
+  // than a GET: it answers with the cache's current version, from which a
+  // watch is accepted. A GET's version is the pod's own last change, which
+  // the cache (about 75 s of history, empty after a restart) has often
+  // forgotten: that watch would get 410 and cost a quorum LIST per host.
+  kube::ListOptions options;
+  options.field_selector = "metadata.name=" + pod_name_;
+  options.resource_version = "0";
+  call_ = client_->ListPods(
+      policy_.ns, options,
+      [this](StatusOr<kube::PodList> list) { OnLookupDone(std::move(list)); });
 }
 
 void HostWaiter::List(TimePoint now) {
@@ -88,6 +97,7 @@ void HostWaiter::List(TimePoint now) {
   options.label_selector = policy_.label_selector;
   options.limit = kListPageSize;
   options.continue_token = listed_.continue_token;
+  options.resource_version = "0";  // From the watch cache, as in Lookup().
   RetireCall();
   call_ = client_->ListPods(
       policy_.ns, options,
@@ -95,39 +105,57 @@ void HostWaiter::List(TimePoint now) {
 }
 
 void HostWaiter::RetryApi(const Status& why, TimePoint now) {
-  if (!IsRetryable(why)) {
-    Fail(why.WithContext("looking up " + PodRef()));
+  // Every lookup is a list: a 410 (expired continue token) backs off.
+  kube::ApiDecision d = api_retry_.Decide(why, now, /*after_fresh_list=*/true);
+  switch (d.action) {
+    case kube::ApiAction::kFail:
+      Fail(d.status.WithContext("looking up " + PodRef()));
+      return;
+    case kube::ApiAction::kReloadToken:
+      client_->InvalidateToken();
+      break;
+    case kube::ApiAction::kRelist:
+      listed_ = kube::PodList();  // A page's continue token expired.
+      break;
+    case kube::ApiAction::kRetry:
+      break;
+  }
+  if (d.delay <= Duration::zero()) {
+    // The call that failed is retired first, so this is safe from its
+    // callback.
+    if (listing_) {
+      List(now);
+    } else {
+      Lookup(now);
+    }
     return;
   }
-  Duration delay = api_backoff_.Next(now);
-  Duration retry_after = client_->last_retry_after();
-  if (why.code() == Code::kResourceExhausted && retry_after > delay) {
-    delay = retry_after;  // The server said when; don't come back sooner.
-  }
-  LogInfo(host_.original + ": " + why.message() + "; retrying in " +
-          FormatDuration(delay));
+  LogInfo(host_.original + ": " + d.status.message() + "; retrying in " +
+          FormatDuration(d.delay));
   NoteState("API server: " + why.message(), now);
-  api_retry_at_ = now + delay;
+  api_retry_at_ = now + d.delay;
 }
 
-void HostWaiter::OnGetDone(StatusOr<kube::Pod> pod) {
+void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
   TimePoint now = clock_->Now();
-  if (pod.ok()) {
-    api_backoff_.Reset();
+  if (!list.ok()) {
+    RetryApi(list.status(), now);
+    return;
+  }
+  api_retry_.OnSuccess();
+  for (kube::Pod& pod : list->items) {
+    if (pod.name != pod_name_) continue;
     tracer_->Record(host_.original, pod_name_, "resolved", "by name");
-    std::string rv = pod->resource_version;
-    BeginWaiting(std::move(pod).value(), rv, now);
+    std::string rv = list->resource_version.empty() ? pod.resource_version
+                                                    : list->resource_version;
+    BeginWaiting(std::move(pod), rv, now);
     return;
   }
-  if (pod.status().code() == Code::kNotFound) {
-    // Not created yet, or HOST is a hostname rather than a pod name
-    // (Indexed Jobs, JobSet): one LIST answers both and yields the
-    // resourceVersion to watch from.
-    listed_ = kube::PodList();
-    List(now);
-    return;
-  }
-  RetryApi(pod.status(), now);
+  // Not created yet, or HOST is a hostname rather than a pod name
+  // (Indexed Jobs, JobSet): one LIST answers both and yields the
+  // resourceVersion to watch from.
+  listed_ = kube::PodList();
+  List(now);
 }
 
 void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
@@ -136,7 +164,7 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
     RetryApi(list.status(), now);
     return;
   }
-  api_backoff_.Reset();
+  api_retry_.OnSuccess();
   for (kube::Pod& p : list->items) listed_.items.push_back(std::move(p));
   listed_.resource_version = list->resource_version;
   listed_.continue_token = list->continue_token;
@@ -145,9 +173,11 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
     return;
   }
   listing_ = false;
+  std::string list_rv = listed_.resource_version;
 
   std::vector<const kube::Pod*> matches;
   for (const kube::Pod& p : listed_.items) {
+    if (!gone_uid_.empty() && p.uid == gone_uid_) continue;  // A stale list.
     if (host_.kind == HostName::Kind::kIp) {
       if (p.pod_ip == host_.ip || std::find(p.pod_ips.begin(), p.pod_ips.end(),
                                             host_.ip) != p.pod_ips.end()) {
@@ -157,6 +187,14 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
                (host_.subdomain.empty() || p.subdomain == host_.subdomain)) {
       matches.push_back(&p);
     }
+  }
+  if (matches.size() > 1) {
+    // A terminating pod and its replacement share the hostname for a
+    // while: the one not being deleted is meant.
+    matches.erase(
+        std::remove_if(matches.begin(), matches.end(),
+                       [](const kube::Pod* p) { return p->deleting; }),
+        matches.end());
   }
   if (matches.size() > 1) {
     std::vector<std::string> names;
@@ -170,6 +208,8 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   }
   if (matches.size() == 1) {
     pod_name_ = matches[0]->name;
+    by_hostname_ = host_.kind != HostName::Kind::kIp;
+    reresolving_ = false;
     tracer_->Record(
         host_.original, pod_name_, "resolved",
         host_.kind == HostName::Kind::kIp ? "by pod IP" : "by spec.hostname");
@@ -188,10 +228,17 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
         " (use pod names in the hostfile, or check --namespace)"));
     return;
   }
-  // Not there yet: wait for a pod of that name from the list's version.
-  std::string rv = listed_.resource_version;
   listed_ = kube::PodList();
-  BeginWaiting(std::nullopt, rv, now);
+  if (reresolving_) {
+    // The controller has not created the replacement yet, and a watch by
+    // the old name would never see it: look again after a backoff, within
+    // replacement_grace (OnTimer fails the host when that passes).
+    listing_ = true;
+    api_retry_at_ = now + reresolve_backoff_.Next(now);
+    return;
+  }
+  // Not there yet: wait for a pod of that name from the list's version.
+  BeginWaiting(std::nullopt, list_rv, now);
 }
 
 // ---- Following the pod ------------------------------------------------------
@@ -200,6 +247,7 @@ void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
                               const std::string& rv, TimePoint now) {
   state_ = State::kWaitingForPod;
   direct_pod_ = pod;
+  watch_from_rv_ = rv;
   // A usable pod needs no watch at all: one API call for a ready host.
   if (pod && Usable(*pod) && CheckFatal(*pod).ok()) {
     Evaluate(now);
@@ -265,7 +313,7 @@ Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
 }
 
 void HostWaiter::Evaluate(TimePoint now) {
-  if (done()) return;
+  if (done() || reresolving_) return;
   if (watcher_ && watcher_->state() == kube::PodWatcher::State::kFailed) {
     Fail(watcher_->error().WithContext("watching " + PodRef()));
     return;
@@ -275,8 +323,27 @@ void HostWaiter::Evaluate(TimePoint now) {
   if (!pod) {
     AbortAttempt();
     if (watcher_ && watcher_->deleted()) {
+      if (last_controller_.empty()) {
+        Fail(BarePodGone("was deleted"));
+        return;
+      }
       if (deleted_at_ == TimePoint::max()) deleted_at_ = now;
-      NoteState("deleted, waiting for a replacement", now);
+      if (by_hostname_) {
+        // A Job's replacement gets a new name and the same spec.hostname:
+        // resolve HOST again rather than wait for the old name.
+        gone_uid_ = last_uid_;
+        reresolving_ = true;
+        direct_pod_.reset();
+        RetireWatcher();
+        NoteState("deleted, looking for " + last_controller_ +
+                      "'s replacement with hostname " + host_.pod_name,
+                  now);
+        listed_ = kube::PodList();
+        List(now);
+        return;
+      }
+      NoteState("deleted, waiting for " + last_controller_ + " to replace it",
+                now);
     } else {
       if (missing_since_ == TimePoint::max()) missing_since_ = now;
       NoteState("not created yet", now);
@@ -285,6 +352,14 @@ void HostWaiter::Evaluate(TimePoint now) {
   }
   deleted_at_ = TimePoint::max();
   missing_since_ = TimePoint::max();
+  last_controller_ = pod->controller;
+  last_uid_ = pod->uid;
+  // The API server marks a deletion (deletionTimestamp) before the pod
+  // goes; without a controller nothing brings a pod of that name back.
+  if (pod->deleting && pod->controller.empty()) {
+    Fail(BarePodGone("is being deleted"));
+    return;
+  }
 
   Status fatal = CheckFatal(*pod);
   if (!fatal.ok()) {
@@ -327,6 +402,14 @@ void HostWaiter::Evaluate(TimePoint now) {
     return;
   }
   StartAttempt(*pod, now);
+}
+
+Status HostWaiter::BarePodGone(const std::string& what) const {
+  return FailedPreconditionError(
+      PodRef() + " " + what +
+      " and no controller owns it (no ownerReference with controller=true),"
+      " so nothing will recreate it (recreate the pod, or run the workers "
+      "as a StatefulSet or Job)");
 }
 
 // ---- Probing SSH ------------------------------------------------------------
@@ -376,8 +459,8 @@ void HostWaiter::CheckAttempt(TimePoint now) {
       last_ssh_error_ = why.message();
       if (!watcher_ && direct_pod_) {
         // The snapshot that looked ready may be stale (pod deleted, new
-        // IP): from now on follow the pod, from that snapshot's version.
-        StartWatcher(direct_pod_, direct_pod_->resource_version, now);
+        // IP): from now on follow the pod, from the lookup's version.
+        StartWatcher(direct_pod_, watch_from_rv_, now);
       }
       NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
       ssh_retry_at_ = now + ssh_backoff_.Next(now);
@@ -437,7 +520,7 @@ void HostWaiter::OnTimer(TimePoint now) {
     if (listing_) {
       List(now);
     } else {
-      Get(now);
+      Lookup(now);
     }
     return;
   }
@@ -451,8 +534,8 @@ void HostWaiter::OnTimer(TimePoint now) {
       now - deleted_at_ >= policy_.replacement_grace) {
     Fail(FailedPreconditionError(
         PodRef() + " was deleted and not replaced within " +
-        FormatDuration(policy_.replacement_grace) +
-        " (is its controller gone? check kubectl get pods -n " + policy_.ns +
+        FormatDuration(policy_.replacement_grace) + " (is its controller " +
+        last_controller_ + " gone? check kubectl get pods -n " + policy_.ns +
         ")"));
     return;
   }

@@ -14,6 +14,7 @@
 #include "plugin/agent/trace.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
+#include "plugin/kube/api_retry.h"
 #include "plugin/kube/kube_client.h"
 #include "plugin/kube/pod_watcher.h"
 #include "plugin/ssh/ssh_client.h"
@@ -34,7 +35,9 @@ struct WaitPolicy {
   /// Say once that the pod does not exist after this long: a typo in a
   /// hostfile otherwise looks exactly like a slow scheduler.
   Duration not_found_grace = std::chrono::seconds(10);
-  /// A deleted pod that no controller recreates within this long is gone.
+  /// A deleted pod that its controller (a StatefulSet, a Job) does not
+  /// recreate within this long is gone. A pod no controller owns fails as
+  /// soon as its deletion shows.
   Duration replacement_grace = std::chrono::seconds(30);
   /// First progress line after this long, then at most every
   /// `progress_every`: enough to see a stuck launch, never a flood from
@@ -45,8 +48,8 @@ struct WaitPolicy {
 
 /// One host's wait, driven by the event loop.
 ///
-///   kResolving --GET 200--------------------------+
-///       | 404: LIST, match spec.hostname           |
+///   kResolving --LIST name=HOST finds it-----------+
+///       | none: LIST, match spec.hostname          |
 ///       v                                          v
 ///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
 ///       | Running + IP (+ Ready)                   |
@@ -57,8 +60,11 @@ struct WaitPolicy {
 ///   kReady (the connection is handed over: one handshake per host)
 ///
 ///   Any state --> kFailed: Failed/Succeeded phase, a fatal container
-///   reason, deleted and not replaced, RBAC/TLS errors, host key
-///   mismatch, auth rejected, or the overall timeout (the message names
+///   reason, a bare pod being deleted (at once: no controller recreates
+///   it), a controlled pod deleted and not replaced within
+///   replacement_grace (a pod found by spec.hostname is looked up again
+///   meanwhile: a Job's replacement has a new name), RBAC/TLS errors, host
+///   key mismatch, auth rejected, or the overall timeout (the message names
 ///   the last state seen).
 ///
 /// Readiness is a level check on the latest snapshot, never an edge: a
@@ -101,9 +107,9 @@ class HostWaiter : public Pollable {
   void OnTimer(TimePoint now) override;
 
  private:
-  void Get(TimePoint now);
+  void Lookup(TimePoint now);
   void List(TimePoint now);
-  void OnGetDone(StatusOr<kube::Pod> pod);
+  void OnLookupDone(StatusOr<kube::PodList> list);
   void OnListDone(StatusOr<kube::PodList> list);
   void RetryApi(const Status& why, TimePoint now);
   void BeginWaiting(std::optional<kube::Pod> pod, const std::string& rv,
@@ -112,6 +118,8 @@ class HostWaiter : public Pollable {
                     TimePoint now);
   void Evaluate(TimePoint now);
   Status CheckFatal(const kube::Pod& pod) const;
+  // "pod ns/w is being deleted and no controller owns it ...".
+  Status BarePodGone(const std::string& what) const;
   bool Usable(const kube::Pod& pod) const;
   void StartAttempt(const kube::Pod& pod, TimePoint now);
   void AbortAttempt();
@@ -138,10 +146,10 @@ class HostWaiter : public Pollable {
   TimePoint started_{};
   Deadline overall_ = Deadline::Infinite();
 
-  // Resolution (GET, then LIST on 404).
+  // Resolution (LIST by name, then LIST for hostnames if none).
   kube::ApiCall call_;
   std::vector<kube::ApiCall> retired_calls_;
-  Backoff api_backoff_;
+  kube::ApiRetryPolicy api_retry_;
   TimePoint api_retry_at_ = TimePoint::max();
   bool listing_ = false;
   kube::PodList listed_;  // Pages accumulated so far.
@@ -150,11 +158,20 @@ class HostWaiter : public Pollable {
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
   std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
+  std::string watch_from_rv_;            // The lookup list's version.
   bool running_traced_ = false;
   TimePoint missing_since_ = TimePoint::max();
   bool said_missing_ = false;
   bool said_unschedulable_ = false;
   TimePoint deleted_at_ = TimePoint::max();
+  std::string last_controller_;  // Of the latest snapshot seen.
+  std::string last_uid_;
+  // HOST named a spec.hostname: after a deletion, resolve it again (a
+  // Job's replacement pod has a new name), skipping the deleted uid.
+  bool by_hostname_ = false;
+  bool reresolving_ = false;
+  std::string gone_uid_;
+  Backoff reresolve_backoff_;
 
   // Probing SSH.
   std::unique_ptr<ssh::SshConnection> attempt_;

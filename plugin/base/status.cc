@@ -30,6 +30,8 @@ const char* CodeName(Code code) {
       return "FailedPrecondition";
     case Code::kResourceExhausted:
       return "ResourceExhausted";
+    case Code::kTooLarge:
+      return "TooLarge";
     case Code::kCancelled:
       return "Cancelled";
     case Code::kInternal:
@@ -45,7 +47,13 @@ std::string Status::ToString() const {
 
 Status Status::WithContext(const std::string& context) const {
   if (ok()) return *this;
-  return Status(code_, context + ": " + message_);
+  return Status(code_, context + ": " + message_).WithRetryAfter(retry_after_);
+}
+
+Status Status::WithRetryAfter(std::chrono::milliseconds delay) const {
+  Status s = *this;
+  s.retry_after_ = delay;
+  return s;
 }
 
 Status InvalidArgumentError(std::string m) {
@@ -74,6 +82,9 @@ Status FailedPreconditionError(std::string m) {
 }
 Status ResourceExhaustedError(std::string m) {
   return Status(Code::kResourceExhausted, std::move(m));
+}
+Status TooLargeError(std::string m) {
+  return Status(Code::kTooLarge, std::move(m));
 }
 Status CancelledError(std::string m) {
   return Status(Code::kCancelled, std::move(m));

@@ -4,6 +4,7 @@
 #ifndef K8S_AGENT_PLUGIN_BASE_STATUS_H_
 #define K8S_AGENT_PLUGIN_BASE_STATUS_H_
 
+#include <chrono>
 #include <string>
 #include <utility>
 #include <variant>
@@ -22,7 +23,8 @@ enum class Code {
   kUnavailable,         ///< Transient: retry with backoff.
   kDeadlineExceeded,    ///< One of our own timers expired.
   kFailedPrecondition,  ///< The world is in a state that will not heal.
-  kResourceExhausted,   ///< Throttled (HTTP 429) or a size limit hit.
+  kResourceExhausted,   ///< Throttled (HTTP 429): come back later.
+  kTooLarge,            ///< A size limit hit: asking again gets the same.
   kCancelled,           ///< Stopped on request (signal).
   kInternal,            ///< A bug or a malformed answer.
 };
@@ -48,9 +50,16 @@ class [[nodiscard]] Status {
   /// layer that knows something the lower layer did not.
   Status WithContext(const std::string& context) const;
 
+  /// When the server said to come back (Retry-After, a Status object's
+  /// retryAfterSeconds); zero when it did not. Travels with the error so
+  /// the one retry policy reads it where it decides.
+  std::chrono::milliseconds retry_after() const { return retry_after_; }
+  Status WithRetryAfter(std::chrono::milliseconds delay) const;
+
  private:
   Code code_ = Code::kOk;
   std::string message_;
+  std::chrono::milliseconds retry_after_{0};
 };
 
 inline Status OkStatus() { return Status(); }
@@ -63,6 +72,7 @@ Status UnavailableError(std::string message);
 Status DeadlineExceededError(std::string message);
 Status FailedPreconditionError(std::string message);
 Status ResourceExhaustedError(std::string message);
+Status TooLargeError(std::string message);
 Status CancelledError(std::string message);
 Status InternalError(std::string message);
 
@@ -70,8 +80,10 @@ Status InternalError(std::string message);
 /// Refused, reset, unreachable and timeouts map to kUnavailable.
 Status ErrnoError(const std::string& what, int err);
 
-/// The one place that decides whether an error may heal by itself.
-/// Retry loops (the pod watcher, the SSH probe) consult only this.
+/// Whether an error may heal by itself, for retry loops that have no
+/// protocol-specific rules (the SSH probe). API calls decide with
+/// kube::ApiRetryPolicy, which adds relists, token reloads and the short
+/// 403 window on top of the same answer.
 bool IsRetryable(const Status& status);
 
 /// A value or the Status explaining its absence.

@@ -181,8 +181,8 @@ StatusOr<std::string> ReadFileToString(const std::string& path,
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));
     if (out.size() > max_bytes) {
-      return ResourceExhaustedError(path + ": larger than " +
-                                    std::to_string(max_bytes) + " bytes");
+      return TooLargeError(path + ": larger than " + std::to_string(max_bytes) +
+                           " bytes");
     }
   }
   return out;

@@ -3,6 +3,10 @@
 
 #include "plugin/kube/api_status.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+
 #include "plugin/base/strings.h"
 #include "plugin/kube/json_depth.h"
 
@@ -43,6 +47,7 @@ Status StatusFromApiObject(const nlohmann::json& object, int http_status) {
   std::string reason;
   std::string message;
   int code = http_status;
+  int64_t retry_after_s = 0;
   if (object.is_object()) {
     auto it = object.find("reason");
     if (it != object.end() && it->is_string()) reason = it->get<std::string>();
@@ -54,11 +59,21 @@ Status StatusFromApiObject(const nlohmann::json& object, int http_status) {
     if (code == 0 && it != object.end() && it->is_number_integer()) {
       code = it->get<int>();
     }
+    // 429 from priority and fairness and 504 for a future resourceVersion
+    // say when to come back in details.retryAfterSeconds.
+    it = object.find("details");
+    if (it != object.end() && it->is_object()) {
+      auto after = it->find("retryAfterSeconds");
+      if (after != it->end() && after->is_number_integer()) {
+        retry_after_s = std::clamp<int64_t>(after->get<int64_t>(), 0, 3600);
+      }
+    }
   }
   std::string text = "HTTP " + std::to_string(code);
   if (!reason.empty()) text += " " + reason;
   if (!message.empty()) text += ": " + message;
-  return ClassifyApiStatus(code, reason, std::move(text));
+  return ClassifyApiStatus(code, reason, std::move(text))
+      .WithRetryAfter(std::chrono::seconds(retry_after_s));
 }
 
 Status StatusFromApiResponse(int http_status, std::string_view body) {

@@ -29,6 +29,7 @@ Status ClassifyApiStatus(int http_status, std::string_view reason,
 Status StatusFromApiResponse(int http_status, std::string_view body);
 
 /// Same, for an already parsed Status object (in-stream ERROR events).
+/// `details.retryAfterSeconds` becomes the Status's retry_after().
 Status StatusFromApiObject(const nlohmann::json& object, int http_status);
 
 }  // namespace k8s_agent::kube

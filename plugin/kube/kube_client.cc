@@ -116,10 +116,9 @@ class KubeClient::BufferedCall : public HttpCall, public HttpSink {
     if (!Ok()) {
       return client_->AnswerError(verb_, ns_, http_status_, headers_, body_);
     }
-    client_->last_retry_after_ = Duration::zero();
     if (too_big_) {
-      return ResourceExhaustedError("response larger than " +
-                                    std::to_string(kMaxBodyBytes) + " bytes");
+      return TooLargeError("response larger than " +
+                           std::to_string(kMaxBodyBytes) + " bytes");
     }
     return std::move(body_);
   }
@@ -155,7 +154,6 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
                  const std::map<std::string, std::string>& headers) override {
     http_status_ = http_status;
     headers_ = headers;
-    if (http_status_ == 200) client_->last_retry_after_ = Duration::zero();
   }
   void OnData(std::string_view bytes) override {
     if (finished_) return;
@@ -225,8 +223,20 @@ KubeClient::KubeClient(HttpTransport* transport, ClusterConfig config)
 Status KubeClient::AnswerError(
     const char* verb, const std::string& ns, int http_status,
     const std::map<std::string, std::string>& headers, std::string_view body) {
-  last_retry_after_ = Duration::zero();
   Status s = StatusFromApiResponse(http_status, body);
+  // Retry-After (429, 503) travels in the Status; a header overrides the
+  // body's retryAfterSeconds, as client-go reads it.
+  auto retry_after = headers.find("retry-after");
+  std::string wait;
+  if (retry_after != headers.end()) {
+    auto secs = ParseInt(Trim(retry_after->second));
+    if (secs.ok() && *secs >= 0 && *secs <= 3600) {
+      s = s.WithRetryAfter(seconds(*secs));
+    }
+  }
+  if (s.retry_after().count() > 0) {
+    wait = ", Retry-After " + FormatDuration(s.retry_after());
+  }
   std::string target =
       std::string("\"") + verb + "\" \"pods\" in namespace \"" + ns + "\"";
   switch (s.code()) {
@@ -246,25 +256,17 @@ Status KubeClient::AnswerError(
     case Code::kPermissionDenied:
       return PermissionDeniedError(
           "forbidden: the service account cannot " + target +
-          " (grant get/list/watch on pods: see images/k8s/rbac.yaml): " +
+          " (grant get/list/watch on pods: see images/k8s/role.yaml): " +
           s.message());
-    case Code::kResourceExhausted: {
-      auto it = headers.find("retry-after");
-      std::string wait;
-      if (it != headers.end()) {
-        auto secs = ParseInt(Trim(it->second));
-        if (secs.ok()) {
-          last_retry_after_ = seconds(*secs);
-          wait = ", Retry-After " + std::to_string(*secs) + "s";
-        }
-      }
+    case Code::kResourceExhausted:
       return ResourceExhaustedError("throttled by the API server (" +
                                     std::string(verb) + " pods" + wait +
-                                    "): " + s.message());
-    }
+                                    "): " + s.message())
+          .WithRetryAfter(s.retry_after());
     default:
-      return Status(s.code(),
-                    std::string(verb) + " pods in " + ns + ": " + s.message());
+      return Status(s.code(), std::string(verb) + " pods in " + ns + wait +
+                                  ": " + s.message())
+          .WithRetryAfter(s.retry_after());
   }
 }
 
@@ -300,6 +302,9 @@ ApiCall KubeClient::ListPods(const std::string& ns, const ListOptions& options,
   query.Add("labelSelector", options.label_selector);
   if (options.limit > 0) query.Add("limit", std::to_string(options.limit));
   query.Add("continue", options.continue_token);
+  if (options.continue_token.empty()) {
+    query.Add("resourceVersion", options.resource_version);
+  }
   std::string where = "list pods in " + ns;
   return StartBuffered(
       MakeGet(PodsPath(ns) + query.str()),

@@ -22,6 +22,10 @@ struct ListOptions {
   std::string field_selector;
   int limit = 0;  ///< 0 = no paging.
   std::string continue_token;
+  /// "" reads from etcd (a quorum read); "0" lets the watch cache answer
+  /// with its current version. Not sent with a continue token (a page
+  /// belongs to the first page's snapshot).
+  std::string resource_version;
 };
 
 struct WatchOptions {
@@ -37,7 +41,8 @@ using ApiCall = std::unique_ptr<HttpCall>;
 
 /// Builds requests, decodes answers and maps failures to Codes, once:
 /// 401 kUnauthenticated, 403 kPermissionDenied (naming verb and resource),
-/// 404 kNotFound, 410 kExpired, 429 kResourceExhausted (retry_after set),
+/// 404 kNotFound, 410 kExpired, 429 kResourceExhausted, with the server's
+/// Retry-After in Status::retry_after(), an over-long answer kTooLarge,
 /// 5xx and transport errors kUnavailable, TLS/CA problems
 /// kFailedPrecondition. Callbacks run from the event loop.
 class KubeClient {
@@ -63,8 +68,6 @@ class KubeClient {
   /// After a 401: makes the transport re-read the token file.
   void InvalidateToken() { transport_->InvalidateToken(); }
 
-  /// For 429 answers: the server's Retry-After, else zero.
-  Duration last_retry_after() const { return last_retry_after_; }
   /// Requests started so far (tests and traces count API load).
   int requests() const { return requests_; }
 
@@ -74,7 +77,7 @@ class KubeClient {
   class BufferedCall;
   class WatchCall;
   // Turns a failed answer into the classified Status, naming the RBAC verb
-  // for 401/403 and remembering Retry-After for 429.
+  // for 401/403 and carrying Retry-After in the Status.
   Status AnswerError(const char* verb, const std::string& ns, int http_status,
                      const std::map<std::string, std::string>& headers,
                      std::string_view body);
@@ -84,7 +87,6 @@ class KubeClient {
 
   HttpTransport* transport_;
   ClusterConfig config_;
-  Duration last_retry_after_{};
   int requests_ = 0;
 };
 

@@ -199,6 +199,31 @@ Status ParsePodIps(const Fields& status, Pod* pod) {
   return OkStatus();
 }
 
+// metadata.ownerReferences: the one entry with controller=true, if any,
+// as "Kind/name". Only a controller recreates a deleted pod.
+Status ParseController(const Fields& meta, Pod* pod) {
+  K8S_ASSIGN_OR_RETURN(const json* refs, meta.Array("ownerReferences"));
+  for (size_t i = 0; i < refs->size(); ++i) {
+    std::string path =
+        meta.Path("ownerReferences") + "[" + std::to_string(i) + "]";
+    if (!(*refs)[i].is_object()) {
+      return InternalError("pod " + path + ": expected object");
+    }
+    Fields ref((*refs)[i], path);
+    bool controller = false;
+    std::string kind;
+    std::string name;
+    K8S_RETURN_IF_ERROR(ref.Bool("controller", &controller));
+    K8S_RETURN_IF_ERROR(ref.String("kind", &kind));
+    K8S_RETURN_IF_ERROR(ref.String("name", &name));
+    if (controller) {
+      pod->controller = kind + "/" + name;
+      break;
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
@@ -215,6 +240,7 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   std::string deletion;
   K8S_RETURN_IF_ERROR(meta.String("deletionTimestamp", &deletion));
   pod.deleting = !deletion.empty();
+  K8S_RETURN_IF_ERROR(ParseController(meta, &pod));
   K8S_ASSIGN_OR_RETURN(Fields labels, meta.Object("labels"));
   for (const auto& [key, value] : labels.value().items()) {
     if (!value.is_string()) return labels.WrongType(key, "string");

@@ -47,6 +47,9 @@ struct Pod {
   std::string subdomain;
   std::vector<ContainerSpec> spec_containers;  ///< spec.containers.
   bool deleting = false;  ///< metadata.deletionTimestamp is set.
+  /// The ownerReference with controller=true as "Kind/name" (e.g.
+  /// "StatefulSet/workers"); empty for a bare pod, which nothing recreates.
+  std::string controller;
 
   std::string phase;    ///< "Pending", "Running", "Succeeded", "Failed", ...
   std::string reason;   ///< status.reason, e.g. "Evicted".

@@ -36,7 +36,8 @@ PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
       ns_(std::move(ns)),
       name_(std::move(name)),
       on_change_(std::move(on_change)),
-      backoff_(Backoff::ApiDefaults(), seed),
+      seed_(seed),
+      retry_(seed),
       rng_(seed ^ 0x9e3779b97f4a7c15ULL) {}
 
 PodWatcher::PodWatcher(KubeClient* client, Clock* clock, std::string ns,
@@ -63,8 +64,9 @@ void PodWatcher::Start(std::optional<Pod> initial,
   synced_ = !resource_version.empty();
   deleted_ = false;
   error_ = OkStatus();
-  token_reloaded_ = false;
+  retry_ = ApiRetryPolicy(seed_);
   fresh_from_list_ = false;
+  consistent_list_ = false;
   resource_version_ = resource_version;
   if (resource_version_.empty()) {
     StartList(now);
@@ -86,6 +88,10 @@ TimePoint PodWatcher::NextWake() const {
 void PodWatcher::OnTimer(TimePoint now) {
   if (state_ != State::kBackingOff || now < retry_at_) return;
   retry_at_ = TimePoint::max();
+  Resume(now);
+}
+
+void PodWatcher::Resume(TimePoint now) {
   // Same resourceVersion as before the error: no relist (rule 3).
   if (resource_version_.empty()) {
     StartList(now);
@@ -104,9 +110,13 @@ void PodWatcher::StartList(TimePoint) {
     options.continue_token = list_continue_;
   } else {
     options.field_selector = "metadata.name=" + name_;
+    // One pod, many agents: resourceVersion=0 lets the watch cache answer
+    // (with the cache's current version, which a watch then accepts)
+    // instead of a quorum read that makes etcd scan the namespace per
+    // host. If a watch from such a list still gets 410, the next list is
+    // a quorum read, as client-go's reflector falls back.
+    if (!consistent_list_) options.resource_version = "0";
   }
-  // No resourceVersion: a quorum read, so the list is never stale (what
-  // client-go does after an expired resourceVersion).
   call_ = client_->ListPods(ns_, options, [this](StatusOr<PodList> list) {
     OnList(std::move(list));
   });
@@ -179,7 +189,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
     HandleError(list.status(), now);
     return;
   }
-  token_reloaded_ = false;
+  retry_.OnSuccess();
   if (selector_mode()) {
     for (Pod& pod : list->items) list_pages_.push_back(std::move(pod));
     list_continue_ = list->continue_token;
@@ -189,6 +199,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
     }
   }
   fresh_from_list_ = true;
+  consistent_list_ = false;
   resource_version_ = list->resource_version;
   bool first_sync = !synced_;
   synced_ = true;
@@ -232,7 +243,7 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
     HandleError(event.error, clock_->Now());
     return;
   }
-  token_reloaded_ = false;  // The credentials work.
+  retry_.OnSuccess();  // The credentials and RBAC work.
   fresh_from_list_ = false;
   bool changed = false;
   switch (event.type) {
@@ -292,53 +303,41 @@ void PodWatcher::OnWatchEnd(const Status& status) {
 }
 
 void PodWatcher::HandleError(const Status& why, TimePoint now) {
-  switch (why.code()) {
-    case Code::kExpired:
+  ApiDecision d =
+      retry_.Decide(why, now, state_ == State::kListing || fresh_from_list_);
+  switch (d.action) {
+    case ApiAction::kRelist:
       resource_version_.clear();
-      if (state_ == State::kListing || fresh_from_list_) {
-        // Expired right after a list (or on the list itself): relisting at
-        // once could loop against a confused server, so wait first; the
-        // retry lists because the RV is now empty.
-        BackOff(why, backoff_.Next(now), now);
+      consistent_list_ = d.consistent_list;
+      if (d.delay > Duration::zero()) {
+        // Expired right after a list: relisting at once could loop against
+        // a confused server, so wait; the retry lists (the RV is empty).
+        BackOff(d.status, d.delay, now);
         return;
       }
       LogDebug(Describe() + ": " + why.message() + "; relisting");
       StartList(now);
       return;
-    case Code::kUnauthenticated:
-      // Projected service-account tokens rotate: re-read once, retry.
-      if (token_reloaded_) {
-        Fail(why.WithContext("still rejected after re-reading the token"));
-        return;
-      }
-      token_reloaded_ = true;
+    case ApiAction::kReloadToken:
       client_->InvalidateToken();
-      if (resource_version_.empty()) {
-        StartList(now);
-      } else {
-        StartWatch(now);
-      }
+      Resume(now);
       return;
-    case Code::kResourceExhausted: {
-      Duration delay = client_->last_retry_after();
-      if (delay <= Duration::zero()) delay = backoff_.Next(now);
-      BackOff(why, delay, now);
+    case ApiAction::kRetry:
+      BackOff(d.status, d.delay, now);
       return;
-    }
-    case Code::kUnavailable:
-    case Code::kInternal:
-    case Code::kDeadlineExceeded:
-      BackOff(why, backoff_.Next(now), now);
-      return;
-    default:
-      Fail(why);
+    case ApiAction::kFail:
+      Fail(d.status);
       return;
   }
 }
 
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
-  LogDebug(Describe() + ": " + why.ToString() + "; retrying in " +
-           FormatDuration(delay));
+  // A 403 that is retried is unusual enough to say at -v; routine
+  // reconnects only at -vv.
+  Log(why.code() == Code::kPermissionDenied ? LogLevel::kInfo
+                                            : LogLevel::kDebug,
+      Describe() + ": " + why.ToString() + "; retrying in " +
+          FormatDuration(delay));
   state_ = State::kBackingOff;
   retry_at_ = now + delay;
 }

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
+#include "plugin/kube/api_retry.h"
 #include "plugin/kube/kube_client.h"
 
 namespace k8s_agent::kube {
@@ -25,8 +25,13 @@ namespace k8s_agent::kube {
 ///   Start(rv) --> kWatching --stream ends ok--> kWatching (same rv)
 ///                   |  410/Expired --> kListing --> kWatching (list rv)
 ///                   |  429/5xx/refused/short empty watch --> kBackingOff
+///                   |  403 (for a few seconds) --> kBackingOff
 ///                   |  401 (after one token reload), 403, TLS --> kFailed
 ///   kBackingOff --delay passes--> kWatching (same rv; no relist)
+///
+/// The decisions are ApiRetryPolicy's (api_retry.h). Name-mode lists ask
+/// for resourceVersion=0 (the watch cache), so a 410 costs the server no
+/// quorum read; only a 410 right after such a list lists from etcd.
 ///
 /// The consumer reads state (pod()), never individual events: after any
 /// change `on_change` runs, outside libcurl callbacks.
@@ -90,6 +95,8 @@ class PodWatcher : public Pollable {
  private:
   void StartList(TimePoint now);
   void StartWatch(TimePoint now);
+  // Lists when the resourceVersion is gone, else watches from it.
+  void Resume(TimePoint now);
   void OnList(StatusOr<PodList> list);
   void OnWatchEvent(const WatchEvent& event);
   void OnWatchEnd(const Status& status);
@@ -112,7 +119,8 @@ class PodWatcher : public Pollable {
   std::string name_;                  // Name mode.
   std::optional<Selector> selector_;  // Selector mode.
   std::function<void()> on_change_;
-  Backoff backoff_;
+  uint64_t seed_;
+  ApiRetryPolicy retry_;
   std::mt19937_64 rng_;
   Duration min_watch_timeout_ = std::chrono::minutes(5);
   State state_ = State::kIdle;
@@ -127,10 +135,11 @@ class PodWatcher : public Pollable {
   std::string resource_version_;
   TimePoint watch_started_{};
   int events_in_watch_ = 0;
-  bool token_reloaded_ = false;
   // Set by a successful list, cleared by any watch event: a 410 on a watch
   // from a fresh list RV must not relist at once (that could loop).
   bool fresh_from_list_ = false;
+  // The next list must be a quorum read: a cached list's RV was refused.
+  bool consistent_list_ = false;
   TimePoint retry_at_ = TimePoint::max();
   int watches_started_ = 0;
   int lists_started_ = 0;

@@ -83,9 +83,8 @@ Status WatchDecoder::Feed(std::string_view bytes,
     if (tail_.size() + take > max_event_bytes_) {
       tail_.clear();
       tail_.shrink_to_fit();
-      error_ =
-          ResourceExhaustedError("watch event larger than " +
-                                 std::to_string(max_event_bytes_) + " bytes");
+      error_ = TooLargeError("watch event larger than " +
+                             std::to_string(max_event_bytes_) + " bytes");
       return error_;
     }
     if (nl == std::string_view::npos) {

@@ -33,6 +33,9 @@ struct PodSpec {
   std::string hostname;
   bool ready = false;
   std::string unschedulable;
+  /// The controller ownerReference ("Kind/name"); "" for a bare pod.
+  std::string controller = "StatefulSet/w";
+  bool deleting = false;
 };
 
 nlohmann::json PodJson(const PodSpec& p) {
@@ -46,6 +49,19 @@ nlohmann::json PodJson(const PodSpec& p) {
                         {"spec", {{"containers", {{{"name", "main"}}}}}},
                         {"status", {{"phase", p.phase}}}};
   if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
+  if (!p.controller.empty()) {
+    size_t slash = p.controller.find('/');
+    pod["metadata"]["ownerReferences"] = {
+        {{"apiVersion", "apps/v1"},
+         {"kind", p.controller.substr(0, slash)},
+         {"name", p.controller.substr(slash + 1)},
+         {"uid", "owner-uid"},
+         {"controller", true}}};
+  }
+  if (p.deleting) {
+    pod["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z";
+    pod["metadata"]["deletionGracePeriodSeconds"] = 30;
+  }
   if (!p.ip.empty()) {
     pod["status"]["podIP"] = p.ip;
     pod["status"]["podIPs"] = {{{"ip", p.ip}}};
@@ -82,6 +98,10 @@ std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
                          {"items", items}})
       .dump();
 }
+
+// The answer to a host's lookup (a field-selected LIST) that finds `p`; the
+// list's version is the cache's, newer than the pod's own.
+std::string Found(const PodSpec& p) { return List({p}, "500"); }
 
 class HostWaiterTest : public ::testing::Test {
  protected:
@@ -126,13 +146,15 @@ class HostWaiterTest : public ::testing::Test {
 };
 
 TEST_F(HostWaiterTest, ReadyPodCostsOneApiCallAndOneHandshake) {
-  // Given a Running pod with an IP and sshd up, expect one GET, no watch,
-  // and the probing connection handed over.
+  // Given a Running pod with an IP and sshd up, expect one LIST of that
+  // name from the watch cache, no watch, and the connection handed over.
   ssh_.Succeed();
   HostWaiter& w = Make("w-0");
   ASSERT_EQ(http_.size(), 1u);
-  EXPECT_EQ(Path(0), "/api/v1/namespaces/default/pods/w-0");
-  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  EXPECT_EQ(Path(0),
+            "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dw-0"
+            "&resourceVersion=0");
+  http_.Respond(0, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(http_.size(), 1u);
   ASSERT_EQ(ssh_.attempts.size(), 1u);
@@ -140,16 +162,17 @@ TEST_F(HostWaiterTest, ReadyPodCostsOneApiCallAndOneHandshake) {
   EXPECT_NE(w.TakeConnection(), nullptr);
 }
 
-TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheGetsVersion) {
-  // Given a Pending pod that turns Running, expect GET + one WATCH from the
-  // pod's resourceVersion, then the watch cancelled once SSH is ready.
+TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheListsVersion) {
+  // Given a Pending pod that turns Running, expect LIST + one WATCH from
+  // the list's (cluster-wide, current) resourceVersion, not the pod's own
+  // old one, then the watch cancelled once SSH is ready.
   ssh_.Succeed();
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({.rv = "41"}).dump());
+  http_.Respond(0, 200, Found({.rv = "41"}));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   ASSERT_EQ(http_.size(), 2u);
   EXPECT_THAT(Path(1), HasSubstr("fieldSelector=metadata.name%3Dw-0"));
-  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=41"));
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=500"));
   EXPECT_THAT(Path(1), HasSubstr("watch=true"));
   http_.Headers(1, 200);
   http_.Data(
@@ -162,14 +185,16 @@ TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheGetsVersion) {
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
-TEST_F(HostWaiterTest, PodNotCreatedYetCostsGetListWatch) {
-  // Given a 404, expect LIST (for its resourceVersion and hostname
-  // matches), then WATCH from the list's version: 3 calls in all.
+TEST_F(HostWaiterTest, PodNotCreatedYetCostsListListWatch) {
+  // Given no pod of that name, expect a LIST for hostname matches (from
+  // the cache), then WATCH from that list's version: 3 calls in all.
   ssh_.Succeed();
   HostWaiter& w = Make("w-9");
-  http_.Respond(0, 404, R"({"kind":"Status","code":404,"reason":"NotFound"})");
+  http_.Respond(0, 200, List({}, "76"));
   ASSERT_EQ(http_.size(), 2u);
   EXPECT_THAT(Path(1), HasSubstr("/api/v1/namespaces/default/pods?"));
+  EXPECT_THAT(Path(1), Not(HasSubstr("fieldSelector")));
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=0"));
   http_.Respond(1, 200, List({}, "77"));
   ASSERT_EQ(http_.size(), 3u);
   EXPECT_THAT(Path(2), HasSubstr("resourceVersion=77"));
@@ -188,7 +213,7 @@ TEST_F(HostWaiterTest, HostnameMatchesSpecHostname) {
   // expect HOST job-0 to resolve to it.
   ssh_.Succeed();
   HostWaiter& w = Make("job-0");
-  http_.Respond(0, 404, "{}");
+  http_.Respond(0, 200, List({}, "4"));
   http_.Respond(1, 200,
                 List({{.name = "job-0-abcde",
                        .phase = "Running",
@@ -214,7 +239,7 @@ TEST_F(HostWaiterTest, IpLiteralMatchesPodIpAndAmbiguityIsAnError) {
 
 TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Respond(0, 200, Found({}));
   http_.Headers(1, 200);
   PodSpec failed{.phase = "Failed", .rv = "11"};
   nlohmann::json pod = PodJson(failed);
@@ -231,7 +256,7 @@ TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
 
 TEST_F(HostWaiterTest, ImagePullBackOffFailsFastAndIsConfigurable) {
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({.waiting = "ImagePullBackOff"}).dump());
+  http_.Respond(0, 200, Found({.waiting = "ImagePullBackOff"}));
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(),
               StatusIs(Code::kFailedPrecondition,
@@ -241,13 +266,13 @@ TEST_F(HostWaiterTest, ImagePullBackOffFailsFastAndIsConfigurable) {
   lenient.fatal_reasons = {"CrashLoopBackOff"};
   HostWaiter& w2 = Make("w-0", lenient);
   http_.Respond(http_.last_index(), 200,
-                PodJson({.waiting = "ImagePullBackOff"}).dump());
+                Found({.waiting = "ImagePullBackOff"}));
   EXPECT_EQ(w2.state(), State::kWaitingForPod);
 }
 
 TEST_F(HostWaiterTest, UnschedulableIsReportedButWaitedOn) {
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({.unschedulable = "0/3 nodes"}).dump());
+  http_.Respond(0, 200, Found({.unschedulable = "0/3 nodes"}));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   EXPECT_TRUE(http_.active(1));
 }
@@ -258,7 +283,7 @@ TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
   ssh_.Refuse(2);
   ssh_.Succeed();
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  http_.Respond(0, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kBackoff);
   Duration first_wait = w.NextWake() - clock_.Now();
   EXPECT_GT(first_wait, Duration::zero());
@@ -269,25 +294,25 @@ TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
   Advance(w.NextWake() - clock_.Now());
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(w.ssh_attempts(), 3);
-  // The first refusal starts a watch: the snapshot may be stale.
+  // The first refusal starts a watch (from the lookup's version): the
+  // snapshot may be stale.
   ASSERT_EQ(http_.size(), 2u);
-  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=10"));
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=500"));
   std::vector<pollfd> fds;
   w.CollectFds(&fds);
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
 TEST_F(HostWaiterTest, StaleRunningSnapshotIsFollowedAfterARefusal) {
-  // Given a GET that says Running at an old IP whose sshd is gone, when the
+  // Given a lookup that says Running at an old IP whose sshd is gone, when the
   // pod is then deleted and recreated at a new IP, expect the agent to
   // learn it from the watch that the first refusal started.
   ssh_.Refuse(1);
   HostWaiter& w = Make("w-1");
   http_.Respond(
       0, 200,
-      PodJson(
-          {.name = "w-1", .phase = "Running", .ip = "10.0.0.11", .rv = "20"})
-          .dump());
+      Found(
+          {.name = "w-1", .phase = "Running", .ip = "10.0.0.11", .rv = "20"}));
   ASSERT_EQ(http_.size(), 2u);
   http_.Headers(1, 200);
   http_.Data(1, Event("DELETED", {.name = "w-1",
@@ -313,7 +338,7 @@ TEST_F(HostWaiterTest, HostKeyMismatchIsNotRetried) {
   ssh_.script.push_back(
       {SshState::kFailed, FailedPreconditionError("host key mismatch")});
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  http_.Respond(0, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
                                    "ssh to pod default/w-0 at 10.0.0.5: host "
@@ -325,7 +350,7 @@ TEST_F(HostWaiterTest, ReplacedPodAbandonsTheOldProbe) {
   // Given a probe hanging on the old IP, when the pod is replaced (new UID
   // and IP), expect the old attempt destroyed and a probe of the new IP.
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Respond(0, 200, Found({}));
   http_.Headers(1, 200);
   http_.Data(
       1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.5", .rv = "11"}));
@@ -344,11 +369,122 @@ TEST_F(HostWaiterTest, ReplacedPodAbandonsTheOldProbe) {
   EXPECT_EQ(w.state(), State::kReady);
 }
 
+TEST_F(HostWaiterTest, BarePodBeingDeletedFailsAtOnce) {
+  // Given a pod no controller owns, when the server marks it deleted
+  // (MODIFIED with deletionTimestamp), expect failure at once naming it.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, Found({.controller = ""}));
+  http_.Headers(1, 200);
+  http_.Data(
+      1, Event("MODIFIED", {.rv = "501", .controller = "", .deleting = true}));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "pod default/w-0 is being deleted and no controller "
+                       "owns it"));
+}
+
+TEST_F(HostWaiterTest, BarePodDeletedFailsAtOnce) {
+  // Given a bare pod whose DELETED arrives without a warning MODIFIED
+  // (missed while the watch was down), expect the same failure.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, Found({.controller = ""}));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("DELETED", {.rv = "501", .controller = ""}));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "was deleted and no controller owns it"));
+}
+
+TEST_F(HostWaiterTest, ControlledPodTerminatingThenDeletedWaitsForReplacement) {
+  // Given a StatefulSet's pod: MODIFIED with deletionTimestamp, DELETED,
+  // then ADDED with a new uid and IP: expect a wait, then the new pod used.
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, Found({}));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.rv = "501", .deleting = true}));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  http_.Data(1, Event("DELETED", {.rv = "502", .deleting = true}));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(10));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  http_.Data(1, Event("ADDED", {.phase = "Running",
+                                .ip = "10.0.0.8",
+                                .uid = "uid-2",
+                                .rv = "503"}));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.8");
+}
+
+TEST_F(HostWaiterTest, JobPodFoundByHostnameIsFollowedToItsReplacement) {
+  // Given HOST job-0 resolved by spec.hostname to a Job's pod, when that
+  // pod is deleted, expect HOST resolved again (the replacement has a new
+  // name): a list that finds only the terminating pod, a later one that
+  // finds the new pod, then SSH to its IP.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  PodSpec old{.name = "job-0-abcde",
+              .uid = "uid-1",
+              .rv = "4",
+              .hostname = "job-0",
+              .controller = "Job/job"};
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({old}, "5"));
+  EXPECT_EQ(w.pod_name(), "job-0-abcde");
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("metadata.name%3Djob-0-abcde"));
+  http_.Headers(2, 200);
+  old.rv = "6";
+  http_.Data(2, Event("DELETED", old));
+  EXPECT_EQ(w.state(), State::kResolving);
+  ASSERT_EQ(http_.size(), 4u);
+  EXPECT_THAT(Path(3), Not(HasSubstr("fieldSelector")));
+  http_.Respond(3, 200, List({old}, "6"));  // A cache that lags a little.
+  EXPECT_EQ(http_.size(), 4u);
+  Advance(w.NextWake() - clock_.Now());
+  ASSERT_EQ(http_.size(), 5u);
+  http_.Respond(4, 200,
+                List({{.name = "job-0-fghij",
+                       .phase = "Running",
+                       .ip = "10.0.0.9",
+                       .uid = "uid-2",
+                       .rv = "8",
+                       .hostname = "job-0",
+                       .controller = "Job/job"}},
+                     "9"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-fghij");
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.9");
+}
+
+TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(30);
+  HostWaiter& w = Make("job-0", policy);
+  PodSpec old{
+      .name = "job-0-abcde", .hostname = "job-0", .controller = "Job/j"};
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({old}, "5"));
+  http_.Headers(2, 200);
+  http_.Data(2, Event("DELETED", old));
+  for (int i = 0; i < 100 && !w.done(); ++i) {
+    if (http_.active(http_.last_index())) {
+      http_.Respond(http_.last_index(), 200, List({}, "7"));
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "was deleted and not replaced within 30.0s "
+                                   "(is its controller Job/j gone?"));
+  EXPECT_LE(http_.size(), 10u) << "polls with backoff, not in a loop";
+}
+
 TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
   WaitPolicy policy;
   policy.replacement_grace = seconds(30);
   HostWaiter& w = Make("w-0", policy);
-  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Respond(0, 200, Found({}));
   http_.Headers(1, 200);
   http_.Data(1, Event("DELETED", {.rv = "12"}));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
@@ -358,13 +494,14 @@ TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(),
               StatusIs(Code::kFailedPrecondition, "deleted and not replaced"));
+  EXPECT_THAT(w.status().message(), HasSubstr("StatefulSet/w"));
 }
 
 TEST_F(HostWaiterTest, TimeoutNamesTheLastStateSeen) {
   WaitPolicy policy;
   policy.timeout = std::chrono::minutes(10);
   HostWaiter& w = Make("w-0", policy);
-  http_.Respond(0, 200, PodJson({.waiting = "ContainerCreating"}).dump());
+  http_.Respond(0, 200, Found({.waiting = "ContainerCreating"}));
   for (int i = 0; i < 30 && !w.done(); ++i) Advance(seconds(30));
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(),
@@ -378,7 +515,7 @@ TEST_F(HostWaiterTest, TimeoutWhileSshRefusesCountsAttempts) {
   policy.timeout = seconds(5);
   ssh_.Refuse(1000);
   HostWaiter& w = Make("w-0", policy);
-  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.1.2.3"}).dump());
+  http_.Respond(0, 200, Found({.phase = "Running", .ip = "10.1.2.3"}));
   while (!w.done()) Advance(w.NextWake() - clock_.Now());
   EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
                                    "Running at 10.1.2.3 but ssh is not ready"));
@@ -391,7 +528,7 @@ TEST_F(HostWaiterTest, WaitForReadyRequiresTheReadyCondition) {
   policy.require_ready = true;
   ssh_.Succeed();
   HostWaiter& w = Make("w-0", policy);
-  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  http_.Respond(0, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
   http_.Headers(1, 200);
   http_.Data(
@@ -404,17 +541,61 @@ TEST_F(HostWaiterTest, WaitForReadyRequiresTheReadyCondition) {
 TEST_F(HostWaiterTest, IdleWaiterSleepsUntilItsNextDeadline) {
   // A waiting host must never ask the loop for an immediate wakeup.
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 200, PodJson({}).dump());
+  http_.Respond(0, 200, Found({}));
   EXPECT_GT(w.NextWake(), clock_.Now() + seconds(1));
 }
 
-TEST_F(HostWaiterTest, RbacErrorFailsWithoutRetry) {
+constexpr char kForbidden[] =
+    R"({"kind":"Status","code":403,"reason":"Forbidden","details":)"
+    R"({"name":"w-0","kind":"pods"},"message":"pods \"w-0\" is forbidden"})";
+
+TEST_F(HostWaiterTest, RbacErrorIsRetriedForSecondsThenFails) {
+  // Given 403 on every lookup, expect a few quick retries within the short
+  // window, then the RBAC failure naming the Role file.
   HostWaiter& w = Make("w-0");
-  http_.Respond(0, 403,
-                R"({"kind":"Status","code":403,"reason":"Forbidden",)"
-                R"("message":"pods \"w-0\" is forbidden"})");
+  TimePoint t0 = clock_.Now();
+  for (size_t i = 0; !w.done() && i < 50; ++i) {
+    ASSERT_EQ(http_.size(), i + 1);
+    http_.Respond(i, 403, kForbidden);
+    if (!w.done()) Advance(w.NextWake() - clock_.Now());
+  }
   EXPECT_EQ(w.state(), State::kFailed);
-  EXPECT_THAT(w.status(), StatusIs(Code::kPermissionDenied));
+  EXPECT_THAT(w.status(), StatusIs(Code::kPermissionDenied, "role.yaml"));
+  EXPECT_GE(http_.size(), 4u);
+  EXPECT_LE(clock_.Now() - t0, kube::ApiRetryPolicy::kForbiddenWindow);
+}
+
+TEST_F(HostWaiterTest, OneForbiddenRightAfterAServerStartIsRetried) {
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 403, kForbidden);
+  EXPECT_EQ(w.state(), State::kResolving);
+  Advance(w.NextWake() - clock_.Now());
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Respond(1, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
+  EXPECT_EQ(w.state(), State::kReady);
+}
+
+TEST_F(HostWaiterTest, UnauthorizedLookupReloadsTheTokenOnce) {
+  // The same rule as the watch: one re-read of a rotated token, then fail.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 401, R"({"kind":"Status","code":401})");
+  EXPECT_EQ(http_.token_invalidations(), 1);
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Respond(1, 401, R"({"kind":"Status","code":401})");
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kUnauthenticated, "re-reading"));
+}
+
+TEST_F(HostWaiterTest, TooLargeAnswerFailsWithoutRetry) {
+  HostWaiter& w = Make("w-0");
+  http_.Headers(0, 200);
+  std::string mib(1u << 20, ' ');
+  for (int i = 0; i < 65; ++i) http_.Data(0, mib);
+  http_.Done(0);
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kTooLarge));
+  EXPECT_EQ(http_.size(), 1u);
 }
 
 TEST_F(HostWaiterTest, ServerErrorsAreRetriedWithBackoff) {
@@ -425,7 +606,7 @@ TEST_F(HostWaiterTest, ServerErrorsAreRetriedWithBackoff) {
   EXPECT_EQ(http_.size(), 1u);
   Advance(w.NextWake() - clock_.Now());
   ASSERT_EQ(http_.size(), 2u);
-  http_.Respond(1, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  http_.Respond(1, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kReady);
 }
 

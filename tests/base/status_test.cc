@@ -64,7 +64,18 @@ TEST(StatusTest, OnlyTransientCodesAreRetryable) {
   EXPECT_FALSE(IsRetryable(FailedPreconditionError("")));
   EXPECT_FALSE(IsRetryable(PermissionDeniedError("")));
   EXPECT_FALSE(IsRetryable(DeadlineExceededError("")));
+  EXPECT_FALSE(IsRetryable(TooLargeError("")));
   EXPECT_FALSE(IsRetryable(OkStatus()));
+}
+
+TEST(StatusTest, RetryAfterSurvivesContext) {
+  Status s = ResourceExhaustedError("slow down")
+                 .WithRetryAfter(std::chrono::milliseconds(2500))
+                 .WithContext("watch pods");
+  EXPECT_EQ(s.code(), Code::kResourceExhausted);
+  EXPECT_EQ(s.message(), "watch pods: slow down");
+  EXPECT_EQ(s.retry_after(), std::chrono::milliseconds(2500));
+  EXPECT_EQ(UnavailableError("x").retry_after().count(), 0);
 }
 
 }  // namespace

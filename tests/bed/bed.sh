@@ -327,7 +327,8 @@ bed_worker_ip() {
   read -r ip <"$BED_DIR/run/$1.ip" && printf '%s' "$ip"
 }
 
-# Registers worker NAME in the API: phase PHASE (Pending: no IP) plus optional extra JSON fields.
+# Registers worker NAME in the API: phase PHASE (Pending: no IP) plus optional extra JSON fields. Workers are
+# a StatefulSet's pods (controller ownerReference), which is what lets the agent wait for a recreated one.
 bed_worker_phase() {
   local name="$1" phase="$2" extra="${3:-}" ip='null' ready=false addr
   if [[ "$phase" != Pending ]]; then
@@ -335,7 +336,7 @@ bed_worker_phase() {
     ip="\"$addr\""
   fi
   [[ "$phase" == Running && -f "$(bed_sshd_pidfile "$name")" ]] && ready=true
-  bed_pod_set "$name" "{\"phase\":\"$phase\",\"podIP\":$ip,\"hostname\":\"$name\",\"subdomain\":\"$BED_SUBDOMAIN\",\"labels\":{\"role\":\"worker\"},\"ready\":$ready${extra:+,$extra}}"
+  bed_pod_set "$name" "{\"phase\":\"$phase\",\"podIP\":$ip,\"hostname\":\"$name\",\"subdomain\":\"$BED_SUBDOMAIN\",\"labels\":{\"role\":\"worker\"},\"owner\":\"StatefulSet/w\",\"ready\":$ready${extra:+,$extra}}"
 }
 
 # A fully ready worker: sshd listening, pod Running with its IP.

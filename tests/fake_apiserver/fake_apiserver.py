@@ -13,9 +13,24 @@ Usage:
   fake_apiserver.py --bind 127.0.0.1 --port 0 --cert server.crt --key server.key
                     --token-file token [--token-file more] [--pods pods.json]
                     [--bookmark-interval S] [--expired-mode event|http]
-                    [--port-file FILE] [--log FILE]
+                    [--history-events N] [--history-seconds S]
+                    [--start-rv N] [--port-file FILE] [--log FILE]
 Prints "READY <port>" on stdout once listening (and writes --port-file).
 Token files are re-read on every request: rotating = rewriting the file.
+
+Where kube-apiserver's behaviour matters to a client, the fake follows it:
+resourceVersions are one counter across all pods, and watches replay from a
+bounded history (like the watch cache: --history-events, --history-seconds),
+so a pod's own RV goes stale and a watch from it gets an in-stream 410;
+LIST with resourceVersion=0 is "from the cache" (counted apart from quorum
+lists in stats); a label- or field-selector watch sends DELETED (with the
+last matching object) when a pod stops matching and ADDED when it starts;
+bookmarks carry the global version, come every --bookmark-interval and once
+2 s before timeoutSeconds; --start-rv N plays a restart (etcd kept its
+counter, the new watch cache starts with no history: older RVs get 410);
+a deletion is MODIFIED with deletionTimestamp,
+then DELETED after the grace period; a malformed resourceVersion is 500;
+403 bodies carry `details`.
 
 Pods file (--pods): a JSON list. Each element is either a full Pod object
 (anything with "metadata"; missing uid/resourceVersion/namespace are filled
@@ -31,12 +46,16 @@ Test controls (bearer token required; not counted in stats, never faulted):
          waitingMessage (all containers), reason, message, unschedulable
          (message; PodScheduled=False reason Unschedulable; null clears),
          deleting (bool: deletionTimestamp), containerStatuses (raw),
-         containers (raw spec.containers, e.g. with resources).
+         containers (raw spec.containers, e.g. with resources), owner
+         ("StatefulSet/web": a controller ownerReference; null clears),
+         ownerReferences (raw list).
          Bumps the RV and emits ADDED or MODIFIED. /_control/pods/{name}
          means namespace "default".
-  DELETE /_control/pods/{ns}/{name}   emits DELETED.
-  POST   /_control/replace/{ns}/{name} shorthand: DELETED, then ADDED with a
-         new uid (labels, hostname and subdomain are kept).
+  DELETE /_control/pods/{ns}/{name}[?grace=S]  emits MODIFIED with
+         deletionTimestamp, then DELETED S seconds later (default 0: at once).
+  POST   /_control/replace/{ns}/{name} shorthand: MODIFIED (deleting),
+         DELETED, then ADDED with a new uid (labels, hostname, subdomain and
+         ownerReferences are kept).
   POST   /_control/faults  one object or a list:
          {"status": 429|500|503|410|401|403, "count": N, "retry_after": S,
           "path_prefix": "/api/v1/...", "method": "GET"|"LIST"|"WATCH"|...,
@@ -46,9 +65,12 @@ Test controls (bearer token required; not counted in stats, never faulted):
          {"drop_watches": true}  close every open watch abruptly;
          {"compact": true}       every RV before now becomes 410 Expired;
          {"expired_mode": "event"|"http"}  how a too-old watch RV fails;
+         {"history_events": N}   keep only the last N events (older: 410);
          {"clear": true}         forget pending faults.
   GET    /_control/stats   {"requests": {"GET /api/v1/.../pods/w0": 3,
-         "LIST /api/v1/namespaces/default/pods": 1, "WATCH ...": 1}, "total": N}
+         "LIST /api/v1/namespaces/default/pods": 1, "WATCH ...": 1}, "total": N,
+         "quorum_lists": N (LISTs not served "from the cache": no
+         resourceVersion=0), "expired_watches": N (watches answered 410)}
   POST   /_control/stats/reset
 """
 
@@ -68,12 +90,11 @@ import time
 import urllib.parse
 import uuid
 
-# Watches replay from this log; older entries are dropped (and become 410).
-MAX_LOG = 100000
 CONTROL_KEYS = {
     "name", "namespace", "phase", "podIP", "hostname", "subdomain", "labels",
     "ready", "waitingReason", "waitingMessage", "reason", "message",
-    "unschedulable", "deleting", "containerStatuses", "containers",
+    "unschedulable", "deleting", "containerStatuses", "containers", "owner",
+    "ownerReferences",
 }
 REASONS = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -87,12 +108,14 @@ def now_rfc3339():
         "%Y-%m-%dT%H:%M:%SZ")
 
 
-def status_object(code, message, reason=None, name=None):
+def status_object(code, message, reason=None, name=None, details=False):
     obj = {"kind": "Status", "apiVersion": "v1", "metadata": {},
            "status": "Failure", "message": message,
            "reason": reason or REASONS.get(code, "Unknown"), "code": code}
-    if name:
-        obj["details"] = {"name": name, "kind": "pods"}
+    if name or details:
+        obj["details"] = {"kind": "pods"}
+        if name:
+            obj["details"]["name"] = name
     return obj
 
 
@@ -104,13 +127,18 @@ class State:
         self.cond = threading.Condition()
         self.rv = 100
         self.pods = {}           # (ns, name) -> pod
-        self.log = []            # (rv, type, pod)
+        # The watch history: (rv, type, pod, previous pod or None, time).
+        self.log = []
         self.log_start_rv = self.rv  # Events after this are all in the log.
+        self.history_events = args.history_events
+        self.history_seconds = args.history_seconds
         self.compacted_rv = 0
         self.expired_mode = args.expired_mode
         self.faults = []
         self.stats = {}
         self.total = 0
+        self.quorum_lists = 0
+        self.expired_watches = 0
         self.watch_flags = {}    # id -> {"drop": bool} of open watches
 
     # --- pods -------------------------------------------------------------
@@ -118,13 +146,22 @@ class State:
         self.rv += 1
         return self.rv
 
-    def emit(self, kind, pod):
-        self.log.append((self.rv, kind, copy.deepcopy(pod)))
-        if len(self.log) > MAX_LOG:
-            dropped = self.log[: len(self.log) - MAX_LOG]
-            self.log = self.log[len(self.log) - MAX_LOG:]
-            self.log_start_rv = dropped[-1][0]
+    def emit(self, kind, pod, prev=None):
+        self.log.append((self.rv, kind, copy.deepcopy(pod),
+                         copy.deepcopy(prev), time.monotonic()))
+        self.trim()
         self.cond.notify_all()
+
+    def trim(self):
+        """Forgets events past the history bounds: watches from before the
+        oldest kept event get 410, as from kube-apiserver's watch cache."""
+        horizon = time.monotonic() - self.history_seconds
+        drop = max(0, len(self.log) - self.history_events)
+        while drop < len(self.log) and self.log[drop][4] < horizon:
+            drop += 1
+        if drop:
+            self.log_start_rv = self.log[drop - 1][0]
+            del self.log[:drop]
 
     def new_pod(self, ns, name):
         return {
@@ -250,6 +287,18 @@ class State:
                 meta.pop("deletionGracePeriodSeconds", None)
         if "containerStatuses" in sh:
             status["containerStatuses"] = sh["containerStatuses"]
+        if "ownerReferences" in sh:
+            meta["ownerReferences"] = copy.deepcopy(sh["ownerReferences"])
+        if "owner" in sh:
+            if sh["owner"] is None:
+                meta.pop("ownerReferences", None)
+            else:
+                kind, _, owner = str(sh["owner"]).partition("/")
+                meta["ownerReferences"] = [{
+                    "apiVersion": "batch/v1" if kind == "Job" else "apps/v1",
+                    "kind": kind, "name": owner,
+                    "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, sh["owner"])),
+                    "controller": True, "blockOwnerDeletion": True}]
 
     def load_pods(self, items):
         for item in items:
@@ -273,23 +322,49 @@ class State:
 
     def put(self, ns, name, sh):
         with self.cond:
-            pod = self.pods.get((ns, name))
+            prev = self.pods.get((ns, name))
             kind = "MODIFIED"
-            if pod is None:
+            if prev is None:
                 pod, kind = self.new_pod(ns, name), "ADDED"
             else:
-                pod = copy.deepcopy(pod)
+                pod = copy.deepcopy(prev)
             self.apply(pod, sh)
             pod["metadata"]["resourceVersion"] = str(self.bump())
             self.pods[(ns, name)] = pod
-            self.emit(kind, pod)
+            self.emit(kind, pod, prev)
             return pod
 
-    def delete(self, ns, name):
+    def delete(self, ns, name, grace=0.0):
+        """As kube-apiserver for a pod bound to a node: MODIFIED with
+        deletionTimestamp now, DELETED when the kubelet would confirm, after
+        `grace` seconds (at once for 0). Returns the terminating pod."""
         with self.cond:
-            pod = self.pods.pop((ns, name), None)
-            if pod is None:
+            prev = self.pods.get((ns, name))
+            if prev is None:
                 return None
+            pod = copy.deepcopy(prev)
+            meta = pod["metadata"]
+            if "deletionTimestamp" not in meta:
+                meta["deletionTimestamp"] = now_rfc3339()
+                meta["deletionGracePeriodSeconds"] = int(grace)
+                meta["resourceVersion"] = str(self.bump())
+                self.pods[(ns, name)] = pod
+                self.emit("MODIFIED", pod, prev)
+            if grace <= 0:
+                self.finish_delete(ns, name, meta["uid"])
+            else:
+                timer = threading.Timer(grace, self.finish_delete,
+                                        (ns, name, meta["uid"]))
+                timer.daemon = True
+                timer.start()
+            return pod
+
+    def finish_delete(self, ns, name, uid):
+        with self.cond:
+            pod = self.pods.get((ns, name))
+            if pod is None or pod["metadata"]["uid"] != uid:
+                return None  # Already gone, or replaced meanwhile.
+            del self.pods[(ns, name)]
             pod = copy.deepcopy(pod)
             pod["metadata"]["resourceVersion"] = str(self.bump())
             self.emit("DELETED", pod)
@@ -301,6 +376,9 @@ class State:
             pod = self.new_pod(ns, name)
             if old is not None:
                 pod["metadata"]["labels"] = old["metadata"].get("labels", {})
+                if "ownerReferences" in old["metadata"]:
+                    pod["metadata"]["ownerReferences"] = copy.deepcopy(
+                        old["metadata"]["ownerReferences"])
                 for key in ("hostname", "subdomain"):
                     if key in old["spec"]:
                         pod["spec"][key] = old["spec"][key]
@@ -504,9 +582,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def send_status(self, code, message, reason=None, name=None, headers=None):
-        self.send_json(code, status_object(code, message, reason, name),
-                       headers)
+    def send_status(self, code, message, reason=None, name=None, headers=None,
+                    details=False):
+        self.send_json(code, status_object(code, message, reason, name,
+                                           details), headers)
 
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
@@ -631,16 +710,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
             headers["Retry-After"] = fault["retry_after"]
         messages = {
             401: "Unauthorized",
-            403: 'pods is forbidden: User "system:serviceaccount:default:'
+            403: '%s is forbidden: User "system:serviceaccount:default:'
                  'fake" cannot %s resource "pods" in API group "" in the '
-                 'namespace "%s"' % (verb.lower(), ns or ""),
+                 'namespace "%s"' % ('pods "%s"' % name if name else "pods",
+                                     verb.lower(), ns or ""),
             410: "too old resource version: 1 (%d)" % self.state.rv,
             429: "Too many requests, please try again later.",
             500: "Internal error occurred: injected fault",
             503: "the server is currently unable to handle the request",
         }
         return self.send_status(code, messages.get(code, "injected fault"),
-                                name=name, headers=headers)
+                                name=name, headers=headers,
+                                details=code == 403)
 
     def discovery(self, path):
         if path == "/api":
@@ -673,7 +754,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.send_json(200, pod)
 
     def list(self, query, labels, fields):
+        raw_rv = query.get("resourceVersion", "")
+        if raw_rv not in ("", "0"):
+            try:
+                int(raw_rv)
+            except ValueError:
+                return self.bad_resource_version(raw_rv)
         with self.state.cond:
+            if raw_rv != "0" and not query.get("continue"):
+                self.state.quorum_lists += 1  # A read etcd would serve.
             pods = [copy.deepcopy(p) for _, p in sorted(self.state.pods.items())
                     if labels_match(p, labels) and fields_match(p, fields)]
             rv = self.state.rv
@@ -721,10 +810,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             start_rv = int(raw_rv) if raw_rv not in ("", "0") else None
         except ValueError:
-            return self.send_status(400, "invalid resourceVersion")
+            return self.bad_resource_version(raw_rv)
         with st.cond:
+            st.trim()
             expired = start_rv is not None and (
                 start_rv < st.compacted_rv or start_rv < st.log_start_rv)
+            if expired:
+                st.expired_watches += 1
             mode = st.expired_mode
             current = st.rv
         expired_status = status_object(
@@ -745,17 +837,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if expired:
             self.write_chunk({"type": "ERROR", "object": expired_status})
             return self.end_stream()
-        deadline = time.monotonic() + timeout
-        next_bookmark = time.monotonic() + interval if interval > 0 else None
+        start = time.monotonic()
+        deadline = start + timeout
+        next_bookmark = start + interval if interval > 0 else None
+        # kube-apiserver also sends a bookmark 2 s before timeoutSeconds, so
+        # a client resumes from a version the cache surely still holds.
+        final_bookmark = deadline - 2 if bookmarks and timeout > 2 else None
         me = {"drop": False}
+
+        def matches(p):
+            return p is not None and labels_match(p, labels) and \
+                fields_match(p, fields)
+
         with st.cond:
             st.watch_flags[id(me)] = me
             if start_rv is None:
                 last = st.rv
                 initial = [("ADDED", copy.deepcopy(p), st.rv)
-                           for _, p in sorted(st.pods.items())
-                           if labels_match(p, labels)
-                           and fields_match(p, fields)]
+                           for _, p in sorted(st.pods.items()) if matches(p)]
             else:
                 last = start_rv
                 initial = []
@@ -771,33 +870,56 @@ class Handler(http.server.BaseHTTPRequestHandler):
                         if st.log and st.log[-1][0] > last:
                             break
                         now = time.monotonic()
-                        wake = deadline if next_bookmark is None else min(
-                            deadline, next_bookmark)
+                        wake = min(t for t in (deadline, next_bookmark,
+                                               final_bookmark)
+                                   if t is not None)
                         if now >= wake:
                             break
                         st.cond.wait(wake - now)
                     first = bisect.bisect_right(st.log, last,
                                                 key=lambda e: e[0])
-                    events = [(kind, pod, rv)
-                              for rv, kind, pod in st.log[first:]]
+                    events = [(kind, pod, prev, rv)
+                              for rv, kind, pod, prev, _ in st.log[first:]]
                     if events:
-                        last = events[-1][2]
+                        last = events[-1][3]
                     current = st.rv
-                for kind, pod, rv in events:
-                    if labels_match(pod, labels) and fields_match(pod, fields):
-                        self.write_chunk({"type": kind,
-                                          "object": self.event_object(pod, rv)})
+                for kind, pod, prev, rv in events:
+                    now_in, was_in = matches(pod), matches(prev)
+                    if kind == "MODIFIED" and was_in and not now_in:
+                        # Left the selection: DELETED with the last object
+                        # that matched, at this event's version.
+                        kind, pod = "DELETED", copy.deepcopy(prev)
+                        pod["metadata"]["resourceVersion"] = str(rv)
+                    elif kind == "MODIFIED" and now_in and not was_in:
+                        kind = "ADDED"
+                    elif not now_in:
+                        continue
+                    self.write_chunk({"type": kind,
+                                      "object": self.event_object(pod, rv)})
                 now = time.monotonic()
-                if next_bookmark is not None and now >= next_bookmark:
+                due = next_bookmark is not None and now >= next_bookmark
+                if final_bookmark is not None and now >= final_bookmark:
+                    due, final_bookmark = True, None
+                if due:
+                    # A bare Pod with only the version, which is global:
+                    # often newer than any pod this watch selects.
                     self.write_chunk({"type": "BOOKMARK", "object": {
                         "kind": "Pod", "apiVersion": "v1",
                         "metadata": {"resourceVersion": str(current)}}})
-                    next_bookmark = now + interval
+                    if next_bookmark is not None and now >= next_bookmark:
+                        next_bookmark = now + interval
                 if now >= deadline:
                     return self.end_stream()
         finally:
             with st.cond:
                 st.watch_flags.pop(id(me), None)
+
+    def bad_resource_version(self, raw_rv):
+        # kube-apiserver answers 500 here, not 400.
+        return self.send_status(
+            500, 'Internal error occurred: resourceVersion: Invalid value: '
+            '"%s": strconv.ParseUint: parsing "%s": invalid syntax'
+            % (raw_rv, raw_rv), reason="InternalError")
 
     def end_stream(self):
         self.wfile.write(b"0\r\n\r\n")
@@ -817,7 +939,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if parts[0] == "pods" and method == "PUT":
                     return self.send_json(200, st.put(ns, name, body))
                 if parts[0] == "pods" and method == "DELETE":
-                    pod = st.delete(ns, name)
+                    grace = float(urllib.parse.parse_qs(urllib.parse.urlsplit(
+                        self.path).query).get("grace", ["0"])[-1])
+                    pod = st.delete(ns, name, grace)
                     if pod is None:
                         return self.send_status(404, 'pods "%s" not found'
                                                 % name, name=name)
@@ -831,11 +955,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if parts == ["stats"] and method == "GET":
             with st.cond:
                 return self.send_json(200, {"requests": dict(st.stats),
-                                            "total": st.total})
+                                            "total": st.total,
+                                            "quorum_lists": st.quorum_lists,
+                                            "expired_watches":
+                                                st.expired_watches})
         if parts == ["stats", "reset"] and method == "POST":
             with st.cond:
                 st.stats.clear()
                 st.total = 0
+                st.quorum_lists = st.expired_watches = 0
             return self.send_json(200, {"requests": {}, "total": 0})
         return self.send_status(404, "unknown control %s %s" % (method, path))
 
@@ -855,6 +983,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     st.compacted_rv = st.rv  # Older RVs are gone.
                 if f.get("expired_mode") in ("event", "http"):
                     st.expired_mode = f["expired_mode"]
+                if f.get("history_events") is not None:
+                    st.history_events = int(f["history_events"])
+                    st.trim()
                 if f.get("status") or f.get("delay_ms"):
                     fault = dict(f)
                     fault["count"] = int(f.get("count", 1))
@@ -892,13 +1023,26 @@ def main():
                    default="event",
                    help="too-old watch RV: in-stream ERROR (as kube-apiserver)"
                    " or HTTP 410")
+    p.add_argument("--history-events", type=int, default=1000,
+                   help="watch history kept, in events (older RVs: 410)")
+    p.add_argument("--history-seconds", type=float, default=75.0,
+                   help="watch history kept, in seconds (kube-apiserver's "
+                   "watch cache keeps about 75 s)")
+    p.add_argument("--start-rv", type=int,
+                   help="a restart: versions continue from N (etcd kept "
+                   "them) and the watch history starts empty, after --pods")
     p.add_argument("--log")
     args = p.parse_args()
 
     state = State(args)
+    if args.start_rv is not None:
+        state.rv = max(state.rv, args.start_rv)
     if args.pods:
         with open(args.pods) as f, state.cond:
             state.load_pods(json.load(f))
+    if args.start_rv is not None:
+        state.log.clear()
+        state.log_start_rv = state.rv
     server = Server((args.bind, args.port), Handler)
     server.state = state
     server.token_files = args.token_file

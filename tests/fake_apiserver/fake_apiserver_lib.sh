@@ -93,10 +93,14 @@ fake_apiserver_stop() {
 
 fake_apiserver_restart() {
   local dir=$1; shift
-  local port
+  local port rv
   port=$(cat "$dir/port") || return 1
+  # Like kube-apiserver over the same etcd: versions go on from where they
+  # were, and the new watch cache has no history (older RVs get 410).
+  rv=$(fake_apiserver_control "$dir" GET /api/v1/pods?resourceVersion=0 |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])') || rv=
   fake_apiserver_stop "$dir"
   # The last --port wins in argparse; allow_reuse_address lets the new
   # server bind while old connections sit in TIME_WAIT.
-  fake_apiserver_start "$dir" --port "$port" "$@"
+  fake_apiserver_start "$dir" --port "$port" ${rv:+--start-rv $((rv + 1))} "$@"
 }

@@ -139,7 +139,7 @@ TEST(HostileInputTest, HugeLineInAWatchIsBoundedError) {
     s = decoder.Feed(chunk, &events);
     ++fed;
   }
-  EXPECT_THAT(s, StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(s, StatusIs(Code::kTooLarge));
   EXPECT_LE(decoder.buffered(), size_t{1} << 20);
   EXPECT_LT(fed, 20);  // Failed as soon as the limit was crossed.
 }
@@ -168,7 +168,7 @@ TEST_F(HostileClientTest, GetBodyFarOverTheLimitIsAnErrorNotAnAllocation) {
   transport_.Done(0);
   ASSERT_TRUE(result.has_value());
   EXPECT_THAT(result->status(),
-              StatusIs(Code::kResourceExhausted, "response larger than"));
+              StatusIs(Code::kTooLarge, "response larger than"));
 }
 
 TEST_F(HostileClientTest, HugeErrorBodyGivesABoundedMessage) {

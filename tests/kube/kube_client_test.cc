@@ -90,7 +90,7 @@ TEST_F(KubeClientTest, ForbiddenNamesVerbResourceAndRbac) {
               StatusIs(Code::kPermissionDenied,
                        "cannot \"watch\" \"pods\" in namespace \"default\" "
                        "(grant get/list/watch on pods: see "
-                       "images/k8s/rbac.yaml)"));
+                       "images/k8s/role.yaml)"));
   EXPECT_THAT(end->message(), HasSubstr("system:serviceaccount:default:x"));
 }
 
@@ -131,19 +131,28 @@ TEST_F(KubeClientTest, StatusMapping) {
   }
 }
 
-TEST_F(KubeClientTest, RetryAfterIsRememberedAndReset) {
+TEST_F(KubeClientTest, RetryAfterTravelsInTheStatus) {
+  // Given a 429 with Retry-After and a 504 whose Status carries
+  // retryAfterSeconds, expect both delays in the returned Status.
   std::optional<StatusOr<Pod>> result;
   ApiCall call = client_.GetPod(
       "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
   transport_.Respond(0, 429, StatusBody(429, "TooManyRequests", "slow"),
                      {{"retry-after", "3"}});
-  EXPECT_THAT(*result, StatusIs(Code::kResourceExhausted, "Retry-After 3s"));
-  EXPECT_EQ(client_.last_retry_after(), seconds(3));
+  EXPECT_THAT(*result, StatusIs(Code::kResourceExhausted, "Retry-After 3.0s"));
+  EXPECT_EQ(result->status().retry_after(), seconds(3));
   call = client_.GetPod("default", "w0",
                         [&](StatusOr<Pod> p) { result = std::move(p); });
-  transport_.Respond(1, 200, kPodW0);
-  EXPECT_THAT(*result, IsOk());
-  EXPECT_EQ(client_.last_retry_after(), Duration::zero());
+  transport_.Respond(
+      1, 504,
+      R"({"kind":"Status","code":504,"reason":"Timeout","message":"Too large )"
+      R"(resource version","details":{"retryAfterSeconds":1}})");
+  EXPECT_THAT(*result, StatusIs(Code::kUnavailable));
+  EXPECT_EQ(result->status().retry_after(), seconds(1));
+  call = client_.GetPod("default", "w0",
+                        [&](StatusOr<Pod> p) { result = std::move(p); });
+  transport_.Respond(2, 503, "unavailable");
+  EXPECT_EQ(result->status().retry_after(), Duration::zero());
 }
 
 TEST_F(KubeClientTest, ListEscapesQueryValues) {
@@ -157,6 +166,23 @@ TEST_F(KubeClientTest, ListEscapesQueryValues) {
             "/api/v1/namespaces/my-ns/pods?fieldSelector=metadata.name%3Dw0&"
             "labelSelector=app%20in%20%28a%2Cb%29%2Crole%21%3Dx&limit=10&"
             "continue=ab%2Bc%2F%3D");
+}
+
+TEST_F(KubeClientTest, ListResourceVersionOnlyOnTheFirstPage) {
+  // Given resourceVersion=0 (the watch cache), expect it on a first page
+  // and not with a continue token, which names its own snapshot.
+  ListOptions options;
+  options.field_selector = "metadata.name=w0";
+  options.resource_version = "0";
+  ApiCall call = client_.ListPods("ns", options, [](StatusOr<PodList>) {});
+  EXPECT_EQ(transport_.last().path,
+            "/api/v1/namespaces/ns/pods?fieldSelector=metadata.name%3Dw0&"
+            "resourceVersion=0");
+  options.continue_token = "next";
+  call = client_.ListPods("ns", options, [](StatusOr<PodList>) {});
+  EXPECT_EQ(transport_.last().path,
+            "/api/v1/namespaces/ns/pods?fieldSelector=metadata.name%3Dw0&"
+            "continue=next");
 }
 
 TEST_F(KubeClientTest, ListParsesPage) {

@@ -71,6 +71,25 @@ TEST(PodTest, UnschedulableAndDeleting) {
             "0/3 nodes are available: 3 Insufficient cpu.");
 }
 
+TEST(PodTest, ControllerIsTheOwnerReferenceWithControllerTrue) {
+  // Given a non-controller owner first and a StatefulSet controller second,
+  // expect the controller; given none, empty; given a bad entry, an error.
+  auto pod = Pod::FromJson(
+      R"({"metadata":{"name":"w-0","ownerReferences":[)"
+      R"({"apiVersion":"v1","kind":"ConfigMap","name":"cm","uid":"1"},)"
+      R"({"apiVersion":"apps/v1","kind":"StatefulSet","name":"workers",)"
+      R"("uid":"2","controller":true,"blockOwnerDeletion":true}]}})");
+  ASSERT_THAT(pod, IsOk());
+  EXPECT_EQ(pod->controller, "StatefulSet/workers");
+  pod = Pod::FromJson(
+      R"({"metadata":{"name":"w-0","ownerReferences":[)"
+      R"({"kind":"ConfigMap","name":"cm","controller":false}]}})");
+  ASSERT_THAT(pod, IsOk());
+  EXPECT_EQ(pod->controller, "");
+  EXPECT_THAT(Pod::FromJson(R"({"metadata":{"ownerReferences":[1]}})"),
+              StatusIs(Code::kInternal, "metadata.ownerReferences[0]"));
+}
+
 TEST(PodTest, FailedWithCrashLoopLastState) {
   auto pod = Pod::FromJson(Golden("pod_failed.json"));
   ASSERT_THAT(pod, IsOk());

@@ -94,7 +94,8 @@ TEST_F(PodWatcherTest, EmptyRvListsThenWatchesFromListRv) {
   EXPECT_EQ(watcher_.state(), State::kListing);
   EXPECT_EQ(Param(transport_.request(0), "fieldSelector"),
             "metadata.name%3Dw0");
-  EXPECT_EQ(Param(transport_.request(0), "resourceVersion"), "");
+  // From the watch cache: no quorum read per waiting host.
+  EXPECT_EQ(Param(transport_.request(0), "resourceVersion"), "0");
   transport_.Respond(0, 200,
                      R"({"metadata":{"resourceVersion":"100"},"items":[)" +
                          PodJson("uid-1", "90", "Pending") + "]}");
@@ -134,7 +135,7 @@ TEST_F(PodWatcherTest, ExpiredInStreamRelistsThenWatchesFromListRv) {
   ASSERT_EQ(transport_.size(), 2u);
   EXPECT_TRUE(transport_.cancelled(0));
   EXPECT_FALSE(IsWatch(transport_.request(1)));
-  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "");
+  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "0");
   EXPECT_EQ(watcher_.state(), State::kListing);
   transport_.Respond(1, 200,
                      R"({"metadata":{"resourceVersion":"200"},"items":[)" +
@@ -293,12 +294,85 @@ TEST_F(PodWatcherTest, UnauthorizedAfterReloadSucceedsKeepsWatching) {
   ExpectWatchFrom("6");
 }
 
-TEST_F(PodWatcherTest, ForbiddenFails) {
+TEST_F(PodWatcherTest, ForbiddenIsRetriedBrieflyThenFails) {
+  // Given a watch answered 403 every time, expect a few quick re-watches
+  // from the same RV (RBAC warming up), then kFailed naming the Role.
+  watcher_.Start(RunningPod("5"), "5", clock_.Now());
+  TimePoint t0 = clock_.Now();
+  size_t i = 0;
+  while (watcher_.state() != State::kFailed && i < 50) {
+    ExpectWatchFrom("5");
+    transport_.Respond(i++, 403, StatusBody(403, "Forbidden"));
+    if (watcher_.state() == State::kBackingOff) {
+      EXPECT_LE(watcher_.NextWake() - clock_.Now(), seconds(1));
+      clock_.Advance(watcher_.NextWake() - clock_.Now());
+      Tick();
+    }
+  }
+  EXPECT_EQ(watcher_.state(), State::kFailed);
+  EXPECT_GE(transport_.size(), 4u);
+  EXPECT_LE(clock_.Now() - t0, ApiRetryPolicy::kForbiddenWindow);
+  EXPECT_THAT(watcher_.error(), StatusIs(Code::kPermissionDenied, "role.yaml"));
+  EXPECT_EQ(watcher_.NextWake(), TimePoint::max());
+  EXPECT_EQ(watcher_.lists_started(), 0);
+}
+
+TEST_F(PodWatcherTest, ForbiddenOnceThenAllowedKeepsWatching) {
+  // Given one 403 (an API server just started), expect the re-watch to
+  // carry on as if nothing happened.
   watcher_.Start(RunningPod("5"), "5", clock_.Now());
   transport_.Respond(0, 403, StatusBody(403, "Forbidden"));
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  clock_.Advance(watcher_.NextWake() - clock_.Now());
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("5");
+  transport_.Headers(1, 200);
+  transport_.Data(1, Line("MODIFIED", PodJson("uid-1", "6", "Running")));
+  EXPECT_EQ(watcher_.state(), State::kWatching);
+}
+
+TEST_F(PodWatcherTest, ExpiredAfterACachedListFallsBackToAQuorumList) {
+  // Given a watch from a cached list's RV that still gets 410, expect a
+  // backoff, then a list without resourceVersion (etcd), then cached again.
+  StartWatchingAt("5");
+  transport_.Data(0, Line("ERROR", StatusBody(410, "Expired")));
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "0");
+  transport_.Respond(1, 200,
+                     R"({"metadata":{"resourceVersion":"90"},"items":[)" +
+                         PodJson("uid-1", "50", "Running") + "]}");
+  ASSERT_EQ(transport_.size(), 3u);
+  ExpectWatchFrom("90");
+  transport_.Headers(2, 200);
+  transport_.Data(2, Line("ERROR", StatusBody(410, "Expired")));
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_EQ(transport_.size(), 3u);
+  clock_.Advance(watcher_.NextWake() - clock_.Now());
+  Tick();
+  ASSERT_EQ(transport_.size(), 4u);
+  EXPECT_FALSE(IsWatch(transport_.request(3)));
+  EXPECT_EQ(Param(transport_.request(3), "resourceVersion"), "");
+  transport_.Respond(3, 200,
+                     R"({"metadata":{"resourceVersion":"120"},"items":[)" +
+                         PodJson("uid-1", "50", "Running") + "]}");
+  ExpectWatchFrom("120");
+  transport_.Headers(4, 200);
+  transport_.Data(4, Line("MODIFIED", PodJson("uid-1", "121", "Running")));
+  transport_.Data(4, Line("ERROR", StatusBody(410, "Expired")));
+  ASSERT_EQ(transport_.size(), 6u);
+  EXPECT_EQ(Param(transport_.request(5), "resourceVersion"), "0");
+}
+
+TEST_F(PodWatcherTest, MalformedWatchEventFailsInsteadOfLooping) {
+  // Given a watch event that is not JSON, expect kFailed (a server that
+  // sends garbage keeps sending it), as a lookup would fail.
+  StartWatchingAt("5");
+  transport_.Data(0, "{not json\n");
+  transport_.Data(0, "\n");
   EXPECT_EQ(watcher_.state(), State::kFailed);
-  EXPECT_THAT(watcher_.error(), StatusIs(Code::kPermissionDenied, "rbac.yaml"));
-  EXPECT_EQ(watcher_.NextWake(), TimePoint::max());
+  EXPECT_THAT(watcher_.error(), StatusIs(Code::kInternal));
+  EXPECT_EQ(transport_.size(), 1u);
 }
 
 TEST_F(PodWatcherTest, TlsErrorFails) {

@@ -110,11 +110,11 @@ TEST(WatchDecoderTest, OversizedEventIsBoundedError) {
   std::string chunk(600, 'x');
   ASSERT_THAT(decoder.Feed(chunk, &events), IsOk());
   EXPECT_THAT(decoder.Feed(chunk, &events),
-              StatusIs(Code::kResourceExhausted, "larger than 1024"));
+              StatusIs(Code::kTooLarge, "larger than 1024"));
   EXPECT_EQ(decoder.buffered(), 0u);
   // Stays failed.
   EXPECT_THAT(decoder.Feed(Event("ADDED", "w0", "1"), &events),
-              StatusIs(Code::kResourceExhausted));
+              StatusIs(Code::kTooLarge));
   EXPECT_TRUE(events.empty());
 }
 
@@ -122,7 +122,7 @@ TEST(WatchDecoderTest, HugeSingleChunkNeverBuffered) {
   WatchDecoder decoder(1024);
   std::vector<WatchEvent> events;
   std::string big(1 << 20, 'y');
-  EXPECT_THAT(decoder.Feed(big, &events), StatusIs(Code::kResourceExhausted));
+  EXPECT_THAT(decoder.Feed(big, &events), StatusIs(Code::kTooLarge));
   EXPECT_EQ(decoder.buffered(), 0u);
 }
 

@@ -131,6 +131,9 @@ watches_at_least() {
   n=$(fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(sum(v for k,v in json.load(sys.stdin)["requests"].items() if k.startswith("WATCH")))') || return 1
   [ "$n" -ge "$1" ]
 }
+stat() {  # stat KEY: a top-level number of /_control/stats (quorum_lists, ...)
+  fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]])' "$1"
+}
 count_of() {  # count_of VERB: requests with that verb since the last reset
   fake_apiserver_control "$T/api" GET /_control/stats | /usr/bin/python3 -c 'import json,sys; print(sum(v for k,v in json.load(sys.stdin)["requests"].items() if k.startswith(sys.argv[1] + " ")))' "$1"
 }
@@ -150,8 +153,9 @@ ready)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = "hello 42 a;b" ] || fail "stdout: $(cat "$T/out")"
   [ "$(requests)" = 1 ] || fail "expected 1 API request for a ready pod, got $(requests)"
+  [ "$(stat quorum_lists)" = 0 ] || fail "the lookup was a quorum read"
   for e in resolved pod_running ssh_ready started exited; do trace_has $e; done
-  ok "one GET, command ran through the remote shell"
+  ok "one cached LIST, command ran through the remote shell"
   ;;
 exit-status)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
@@ -171,7 +175,8 @@ created-late)
   after 1 pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
   run_agent w-late hostname
   [ $RC -eq 0 ] || fail "rc $RC"
-  [ "$(requests)" = 3 ] || fail "expected GET+LIST+WATCH = 3 requests, got $(requests)"
+  [ "$(requests)" = 3 ] || fail "expected LIST+LIST+WATCH = 3 requests, got $(requests)"
+  [ "$(stat quorum_lists)" = 0 ] || fail "$(stat quorum_lists) quorum LIST(s)"
   ok "waited for creation with 3 API calls"
   ;;
 pending-then-running)
@@ -181,8 +186,8 @@ pending-then-running)
   after 1 pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
   run_agent w-0 true
   [ $RC -eq 0 ] || fail "rc $RC"
-  [ "$(requests)" = 2 ] || fail "expected GET+WATCH = 2 requests, got $(requests)"
-  ok "GET then one watch"
+  [ "$(requests)" = 2 ] || fail "expected LIST+WATCH = 2 requests, got $(requests)"
+  ok "cached LIST then one watch"
   ;;
 running-before-sshd)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
@@ -360,6 +365,10 @@ api-restart)
   wait_agent 15
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
+  # The new server's watch history is empty: the resume got 410 and the
+  # agent relisted from the cache, not with a quorum read.
+  [ "$(stat expired_watches)" -ge 1 ] || fail "the restart did not expire the watch"
+  [ "$(stat quorum_lists)" = 0 ] || fail "$(stat quorum_lists) quorum LIST(s) after the restart"
   ok "resumed against the restarted server: $(tr '\n' ' ' < "$T/err")"
   ;;
 watch-drops)
@@ -407,7 +416,7 @@ expired-resume)
 retry-after)
   start_sshd
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
-  api POST /_control/faults '{"status":429,"count":1,"retry_after":2,"method":"GET"}'
+  api POST /_control/faults '{"status":429,"count":1,"retry_after":2,"method":"LIST"}'
   t0=$(date +%s%N)
   run_agent --timeout 20s w-0 echo later
   ms=$(ms_since $t0)
@@ -420,21 +429,21 @@ retry-after)
 burst-500)
   start_sshd
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
-  api POST /_control/faults '{"status":500,"count":3,"method":"GET"}'
+  api POST /_control/faults '{"status":500,"count":3,"method":"LIST"}'
   api POST /_control/stats/reset
   t0=$(date +%s%N)
   run_agent --timeout 20s w-0 echo survived
   ms=$(ms_since $t0)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = survived ] || fail "stdout"
-  [ "$(count_of GET)" -ge 4 ] || fail "expected 3 failed GETs and one good, got $(count_of GET)"
+  [ "$(count_of LIST)" -ge 4 ] || fail "expected 3 failed LISTs and one good, got $(count_of LIST)"
   [ $ms -lt 10000 ] || fail "took $ms ms"
   ok "3 x 500 then success in $ms ms"
   ;;
 slow-api)
   start_sshd
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
-  api POST /_control/faults '{"delay_ms":1500,"count":1,"method":"GET"}'
+  api POST /_control/faults '{"delay_ms":1500,"count":1,"method":"LIST"}'
   t0=$(date +%s%N)
   run_agent --timeout 20s w-0 echo patient
   ms=$(ms_since $t0)
@@ -554,6 +563,171 @@ no-token-leak)
   grep -qF -- "$bad" "$T/all" && fail "bad token leaked: $(grep -F -- "$bad" "$T/all")"
   grep -qi 'authorization: bearer [^*<]' "$T/all" && fail "an Authorization header was logged"
   ok "$(wc -l < "$T/all") lines of output and trace, no token"
+  ;;
+stale-version)
+  # The pod has not changed for longer than the watch history holds (the
+  # real cache keeps ~75 s and starts empty after a restart): its own RV
+  # is too old to watch from. Expect the cached LIST + one WATCH from the
+  # list's version, no 410 and no quorum LIST (issue 14 item 1).
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/faults '{"history_events":3}'
+  for i in 1 2 3 4 5; do pod w-1 "{\"phase\":\"Pending\",\"message\":\"$i\"}"; done
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 20s w-0 echo fresh
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = fresh ] || fail "stdout: $(cat "$T/out")"
+  [ "$(stat expired_watches)" = 0 ] || fail "a watch got 410 (watched from the pod's own stale RV)"
+  [ "$(stat quorum_lists)" = 0 ] || fail "$(stat quorum_lists) quorum LIST(s)"
+  [ "$(requests)" = 2 ] || fail "expected LIST+WATCH = 2 requests, got $(requests)"
+  ok "2 requests, no 410, no quorum read"
+  ;;
+forbidden-once)
+  # RBAC's caches are cold right after an API server start: one 403 for the
+  # lookup and one for the watch, then the same requests are allowed.
+  # Expect each retried (said at -v) and the command run.
+  start_sshd
+  pod w-0 '{"phase":"Pending"}'
+  api POST /_control/faults '[{"status":403,"count":1,"method":"LIST"},{"status":403,"count":1,"method":"WATCH"}]'
+  api POST /_control/stats/reset
+  run_agent_bg -v --timeout 20s w-0 echo allowed
+  wait_watching 2
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = allowed ] || fail "stdout"
+  grep -q 'RBAC may still be catching up; retrying for up to .*forbidden: .*; retrying in' "$T/err" || fail "retry not said at -v: $(cat "$T/err")"
+  [ "$(count_of LIST)" = 2 ] && [ "$(count_of WATCH)" = 2 ] || fail "expected 403 + 1 good LIST and WATCH each, got $(count_of LIST) + $(count_of WATCH)"
+  ok "$(grep -c 'RBAC may still' "$T/err") note(s) at -v, then ran"
+  ;;
+forbidden)
+  # A real RBAC gap: 403 every time. Expect a few retries within the short
+  # window, then today's message naming the verb and the Role file.
+  pod w-0 '{"phase":"Pending"}'
+  api POST /_control/faults '{"status":403,"count":1000,"method":"LIST"}'
+  api POST /_control/stats/reset
+  run_agent --timeout 60s w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'forbidden: the service account cannot "list" "pods" in namespace "default" (grant get/list/watch on pods: see images/k8s/role.yaml)' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'pods \"w-0\" is forbidden\|pods is forbidden' "$T/err" || fail "server's reason missing: $(cat "$T/err")"
+  [ "$(count_of LIST)" -ge 3 ] || fail "expected retries before failing, got $(count_of LIST) LIST(s)"
+  api POST /_control/faults '{"clear":true}'
+  ok "$(count_of LIST) tries: $(cat "$T/err")"
+  ;;
+bare-pod-deleted)
+  # A pod nothing owns is deleted (Terminating for its grace period): it
+  # will never come back, so the agent fails at once, naming the deletion.
+  pod w-0 '{"phase":"Pending"}'
+  run_agent_bg --timeout 60s w-0 true
+  wait_watching 1
+  api DELETE '/_control/pods/default/w-0?grace=30'
+  wait_agent 10
+  [ $RC -eq 255 ] || fail "rc $RC (124: still waiting after the deletion)"
+  grep -q 'pod default/w-0 is being deleted and no controller owns it' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+statefulset-pod-recreated)
+  # A StatefulSet's pod is deleted (MODIFIED with deletionTimestamp, then
+  # DELETED after 1 s) and recreated with a new uid: the agent waits for it.
+  start_sshd
+  pod w-0 '{"phase":"Pending","owner":"StatefulSet/w"}'
+  run_agent_bg --timeout 30s w-0 echo replaced
+  wait_watching 1
+  api DELETE '/_control/pods/default/w-0?grace=1'
+  gone() { ! fake_apiserver_control "$T/api" GET /api/v1/namespaces/default/pods/w-0 >/dev/null 2>&1; }
+  wait_for 10 gone || fail "the fake never finished the deletion"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on a controlled pod"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","owner":"StatefulSet/w"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = replaced ] || fail "stdout: $(cat "$T/out")"
+  ok "waited through Terminating and DELETED for the new pod"
+  ;;
+job-pod-recreated)
+  # An Indexed Job's pod, found by spec.hostname, is deleted; the Job's
+  # replacement has a new name and the same hostname: HOST is resolved
+  # again and the command runs on the new pod.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Pending\",$J}"
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo again
+  wait_watching 1
+  api DELETE '/_control/pods/default/job-0-x7k2p?grace=1'
+  gone() { ! fake_apiserver_control "$T/api" GET /api/v1/namespaces/default/pods/job-0-x7k2p >/dev/null 2>&1; }
+  wait_for 10 gone || fail "the fake never finished the deletion"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on a Job's pod"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = again ] || fail "stdout: $(cat "$T/out")"
+  grep -q '"resolved".*job-0-q9z4m' "$T/trace.jsonl" || fail "trace does not show the new pod resolved"
+  ok "followed job-0 from job-0-x7k2p to job-0-q9z4m"
+  ;;
+hostfile-relabel)
+  # A selector watch: a pod that starts matching arrives as ADDED (from a
+  # MODIFIED that changed its labels), one that stops matching as DELETED.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
+  pod w-1 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
+  pod w-2 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"spare"}}'
+  run_agent_bg --hostfile --selector role=worker --wait-for-count 3 --timeout 20s
+  wait_watching 1
+  pod w-1 '{"labels":{"role":"spare"}}'
+  pod w-2 '{"labels":{"role":"worker"}}'
+  pod w-10 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = "$(printf 'w-0\nw-2\nw-10')" ] || fail "stdout: $(cat "$T/out")"
+  ok "w-1 left the selection, w-2 joined it"
+  ;;
+fake-fidelity)
+  # The fake server's own behaviour where kube-apiserver's matters
+  # (tests/fake_apiserver/fake_apiserver.py docstring), checked with curl.
+  raw() { curl -sS --cacert "$T/api/ca.crt" -H "Authorization: Bearer $(cat "$T/api/token")" -o "$T/body" -w '%{http_code}' "https://127.0.0.1:$FAKE_APISERVER_PORT$1"; }
+  pods=/api/v1/namespaces/default/pods
+  [ "$(raw "$pods?watch=true&resourceVersion=abc")" = 500 ] || fail "malformed RV: $(cat "$T/body")"
+  [ "$(raw "$pods?resourceVersion=abc")" = 500 ] || fail "malformed RV on LIST: $(cat "$T/body")"
+  api POST /_control/faults '{"status":403,"count":1,"method":"GET"}'
+  [ "$(raw "$pods/w-0")" = 403 ] || fail "403 fault"
+  grep -q '"details": {"kind": "pods", "name": "w-0"}' "$T/body" || fail "403 without details: $(cat "$T/body")"
+  grep -q 'pods \\"w-0\\" is forbidden' "$T/body" || fail "403 message: $(cat "$T/body")"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
+  pod w-1 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
+  rv=$(fake_apiserver_control "$T/api" GET "$pods?resourceVersion=0" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["metadata"]["resourceVersion"])')
+  # A 6 s watch: a bookmark must come 2 s before its end.
+  curl -sS -N --cacert "$T/api/ca.crt" -H "Authorization: Bearer $(cat "$T/api/token")" \
+    "https://127.0.0.1:$FAKE_APISERVER_PORT$pods?watch=true&labelSelector=role%3Dworker&resourceVersion=$rv&allowWatchBookmarks=true&timeoutSeconds=6" > "$T/watch" &
+  AFTER_PIDS+=($!)
+  wait_watching 1
+  pod w-1 '{"labels":{"role":"spare"}}'
+  pod w-1 '{"labels":{"role":"worker"}}'
+  api DELETE /_control/pods/default/w-0
+  pod w-9 '{"phase":"Pending","labels":{"role":"spare"}}'  # moves the global RV
+  wait "${AFTER_PIDS[-1]}"
+  types=$(/usr/bin/python3 -c 'import json,sys; print(" ".join(json.loads(l)["type"] for l in open(sys.argv[1]) if l.strip() and json.loads(l)["type"] != "BOOKMARK"))' "$T/watch")
+  [ "$types" = "DELETED ADDED MODIFIED DELETED" ] || fail "watch events: $types"
+  /usr/bin/python3 - "$T/watch" <<'PY' || fail "event contents: $(cat "$T/watch")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+marks = [i for i, e in enumerate(ev) if e["type"] == "BOOKMARK"]
+assert len(marks) == 1, "want one bookmark, 2 s before timeoutSeconds"
+left, _, terminating, deleted = [e for e in ev if e["type"] != "BOOKMARK"]
+assert left["object"]["metadata"]["labels"] == {"role": "worker"}, left  # last matching object
+assert terminating["object"]["metadata"].get("deletionTimestamp"), terminating
+assert deleted["object"]["metadata"]["name"] == "w-0", deleted
+bookmark = ev[marks[0]]["object"]["metadata"]
+assert set(bookmark) == {"resourceVersion"}, bookmark  # a bare Pod
+seen = [int(e["object"]["metadata"]["resourceVersion"]) for e in ev[:marks[0]]]
+assert int(bookmark["resourceVersion"]) >= max(seen, default=0), bookmark
+PY
+  # A bounded history: a watch from the first version kept no longer is 410.
+  api POST /_control/faults '{"history_events":2}'
+  raw "$pods?watch=true&resourceVersion=$rv&timeoutSeconds=1" >/dev/null
+  grep -q '"code": 410' "$T/body" || fail "no 410 after the history: $(cat "$T/body")"
+  ok "500, 403 details, selector DELETED/ADDED, terminating then DELETED, bookmarks, 410"
   ;;
 *)
   fail "unknown scenario"

@@ -17,6 +17,14 @@ constexpr int kListPageSize = 500;
 
 std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
 
+// Looking for a Job's replacement pod: a Job recreates a pod within
+// seconds, so a 5 s cap notices it soon and costs at most ~8 lists within
+// the default 30 s replacement_grace.
+Backoff::Params ReresolveBackoff() {
+  return {std::chrono::milliseconds(500), std::chrono::seconds(5),
+          std::chrono::minutes(2)};
+}
+
 // "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted".
 std::string PodSummary(const kube::Pod& pod) {
   std::string s = kube::PhaseSummary(pod);
@@ -46,7 +54,7 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       tracer_(tracer),
       seed_(seed),
       api_retry_(seed),
-      reresolve_backoff_(Backoff::ApiDefaults(), seed + 3),
+      reresolve_backoff_(ReresolveBackoff(), seed + 3),
       ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }

@@ -133,7 +133,7 @@ ra_ensure() {
   fi
   t="$(mktemp -d "$K8S_REALAPI_CACHE/.build-kube-apiserver.XXXXXX")" || return 1
   chmod 755 "$t"
-  log "building kube-apiserver v1.20.2 in $t (10-20 min cold; log $t.log)"
+  log "building kube-apiserver v1.20.2 in $t (10-35 min cold; log $t.log)"
   local t0=$SECONDS
   build_into "$t" >"$t.log" 2>&1
   rc=$?

@@ -360,7 +360,7 @@ deploy_dry_run() {
   ra_kubectl create namespace mpi >/dev/null || fail "namespace mpi"
   out="$(ra_kubectl apply --dry-run=server -n mpi -k "$BED_REPO_DIR/images/k8s" 2>&1)" ||
     fail "kubectl apply --dry-run=server -k images/k8s: $out"
-  echo "$out" | sed 's/^/    /'
+  printf '    %s\n' "${out//$'\n'/$'\n    '}"
   local kind
   for kind in serviceaccount/mpi-launcher role.rbac.authorization.k8s.io/mpi-launcher-pods \
     rolebinding.rbac.authorization.k8s.io/mpi-launcher-pods statefulset.apps/ job.batch/ service/ configmap/; do

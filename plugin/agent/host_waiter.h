@@ -14,6 +14,7 @@
 #include "plugin/agent/trace.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
+#include "plugin/kube/api_health.h"
 #include "plugin/kube/kube_client.h"
 #include "plugin/kube/pod_watcher.h"
 #include "plugin/ssh/ssh_client.h"
@@ -34,6 +35,12 @@ struct WaitPolicy {
   /// Say once that the pod does not exist after this long: a typo in a
   /// hostfile otherwise looks exactly like a slow scheduler.
   Duration not_found_grace = std::chrono::seconds(10);
+  /// A probe that started from a GET alone (no watch yet, to keep a ready
+  /// host at one API call) starts the watch after this long: a handshake
+  /// takes tens of milliseconds, while a hung one (a silent listener at
+  /// the pod IP) could otherwise hide a new IP, Failed or a deletion until
+  /// ConnectTimeout.
+  Duration probe_watch_after = std::chrono::seconds(1);
   /// A deleted pod that no controller recreates within this long is gone.
   Duration replacement_grace = std::chrono::seconds(30);
   /// First progress line after this long, then at most every
@@ -122,6 +129,8 @@ class HostWaiter : public Pollable {
   void RetireCall();
   void RetireWatcher();
   std::string Describe(TimePoint now) const;
+  // The API tracker (ours or the watcher's) with failures, or nullptr.
+  const kube::ApiHealth* TroubledApi() const;
   std::string PodRef() const;
 
   HostName host_;
@@ -142,6 +151,7 @@ class HostWaiter : public Pollable {
   kube::ApiCall call_;
   std::vector<kube::ApiCall> retired_calls_;
   Backoff api_backoff_;
+  kube::ApiHealth api_health_;  // GET/LIST; the watcher keeps its own.
   TimePoint api_retry_at_ = TimePoint::max();
   bool listing_ = false;
   kube::PodList listed_;  // Pages accumulated so far.
@@ -149,7 +159,8 @@ class HostWaiter : public Pollable {
   // Following the pod.
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
-  std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
+  std::optional<kube::Pod> direct_pod_;       // Snapshot when not watching.
+  TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.
   bool running_traced_ = false;
   TimePoint missing_since_ = TimePoint::max();
   bool said_missing_ = false;

@@ -180,6 +180,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
     return;
   }
   token_reloaded_ = false;
+  api_health_.Answered();
   if (selector_mode()) {
     for (Pod& pod : list->items) list_pages_.push_back(std::move(pod));
     list_continue_ = list->continue_token;
@@ -234,6 +235,7 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
   }
   token_reloaded_ = false;  // The credentials work.
   fresh_from_list_ = false;
+  api_health_.Answered();
   bool changed = false;
   switch (event.type) {
     case WatchEvent::Type::kError:
@@ -288,6 +290,7 @@ void PodWatcher::OnWatchEnd(const Status& status) {
     return;
   }
   // The server's timeoutSeconds passed: resume where we were (rule 1).
+  api_health_.Answered();
   StartWatch(now);
 }
 
@@ -337,8 +340,12 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
 }
 
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
-  LogDebug(Describe() + ": " + why.ToString() + "; retrying in " +
-           FormatDuration(delay));
+  // A malformed answer (an HTML page, a bad event) is news at -v; routine
+  // refusals and 5xx stay at -vv.
+  Log(why.code() == Code::kInternal ? LogLevel::kInfo : LogLevel::kDebug,
+      Describe() + ": " + why.ToString() + "; retrying in " +
+          FormatDuration(delay));
+  api_health_.Failed(why, now);
   state_ = State::kBackingOff;
   retry_at_ = now + delay;
 }

@@ -17,6 +17,7 @@
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_handles.h"
+#include "plugin/ssh/socket_fate.h"
 #include "plugin/ssh/ssh_client.h"
 
 namespace k8s_agent::ssh {
@@ -89,6 +90,8 @@ class Libssh2Connection : public SshConnection {
   // call reads at once.
   static ssize_t RecvHook(libssh2_socket_t fd, void* buffer, size_t length,
                           int flags, void** abstract);
+  static ssize_t SendHook(libssh2_socket_t fd, const void* buffer,
+                          size_t length, int flags, void** abstract);
 
   ResolvedSshOptions options_;
   Clock* clock_;
@@ -104,6 +107,7 @@ class Libssh2Connection : public SshConnection {
   SessionPtr session_;
   bool handshake_done_ = false;
   short wait_events_ = 0;  // What the last EAGAIN waits for.
+  SocketFate fate_;        // Resets and closes that libssh2 hides.
 
   size_t identity_index_ = 0;
   std::vector<std::string> tried_;
@@ -136,6 +140,14 @@ Libssh2Connection::~Libssh2Connection() {
 
 void Libssh2Connection::Fail(Status status) {
   if (state_ == State::kFailed || state_ == State::kExited) return;
+  // A reset or close before any key was refused is a transport failure at
+  // this stage, whatever libssh2 called it ("Failed getting banner").
+  if (fate_.lost() && rejected_ == 0 &&
+      (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
+    status =
+        UnavailableError(fate_.Describe(ip_, port_) + " during " + PhaseName() +
+                         " (libssh2: " + status.message() + ")");
+  }
   state_ = State::kFailed;
   status_ = status.WithContext(where_);
   exec_.reset();  // Its channel dies with the session.
@@ -224,6 +236,8 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
   }
   libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_RECV,
                                reinterpret_cast<void*>(&RecvHook));
+  libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_SEND,
+                               reinterpret_cast<void*>(&SendHook));
   libssh2_session_set_blocking(session_.get(), 0);
   PreferKnownHostKeyTypes();
   state_ = State::kHandshaking;
@@ -345,6 +359,27 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
     }
     std::string why = LastError(session_.get());
     ++identity_index_;
+    if (fate_.lost()) {
+      // libssh2 reports a reset while waiting for the answer as a refused
+      // key ("Waiting for USERAUTH response"): the socket knows better.
+      if (rejected_ == 0) {
+        Fail(UnavailableError(why));  // Fail() names the reset.
+        return false;
+      }
+      tried_.push_back(priv + " (then " + fate_.Describe(ip_, port_) + ")");
+      break;
+    }
+    if (IsUnreadableAuthReply(why)) {
+      Fail(FailedPreconditionError(
+          "authentication as user \"" + options_.user +
+          "\": libssh2 could not read the server's answer (" + why +
+          "), which was not a refusal of " + priv +
+          ": libssh2 drops packets over " +
+          std::to_string(kLibssh2MaxIncomingPacket) +
+          " bytes, and an sshd Banner that long does this (ssh accepts it); "
+          "shorten the Banner in sshd_config"));
+      return false;
+    }
     if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
         rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
       ++rejected_;
@@ -488,12 +523,21 @@ void Libssh2Connection::OnTimer(TimePoint now) {
 ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
                                     size_t length, int flags, void** abstract) {
   ssize_t n = ::recv(fd, buffer, length, flags);
-  if (n < 0) return -errno;  // libssh2's own convention (EAGAIN included).
-  if (n > 0) {
-    auto* self = static_cast<Libssh2Connection*>(*abstract);
-    self->last_inbound_ = self->clock_->Now();
-  }
+  int err = n < 0 ? errno : 0;
+  auto* self = static_cast<Libssh2Connection*>(*abstract);
+  self->fate_.OnRecv(n, err);
+  if (n < 0) return -err;  // libssh2's own convention (EAGAIN included).
+  if (n > 0) self->last_inbound_ = self->clock_->Now();
   return n;
+}
+
+ssize_t Libssh2Connection::SendHook(libssh2_socket_t fd, const void* buffer,
+                                    size_t length, int flags, void** abstract) {
+  // MSG_NOSIGNAL: a peer that reset must not kill the agent with SIGPIPE.
+  ssize_t n = ::send(fd, buffer, length, flags | MSG_NOSIGNAL);
+  int err = n < 0 ? errno : 0;
+  static_cast<Libssh2Connection*>(*abstract)->fate_.OnSend(n, err);
+  return n < 0 ? -err : n;
 }
 
 // ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2

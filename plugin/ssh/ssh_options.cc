@@ -318,17 +318,28 @@ StatusOr<SshOptions> ParseSshConfig(const std::string& text,
   return options;
 }
 
-ResolvedSshOptions Resolve(const SshOptions& options) {
+std::optional<std::string> PasswdUserName(unsigned uid) {
+  struct passwd* pw = ::getpwuid(static_cast<uid_t>(uid));
+  if (pw == nullptr || pw->pw_name == nullptr || pw->pw_name[0] == '\0') {
+    return std::nullopt;
+  }
+  return std::string(pw->pw_name);
+}
+
+StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
+                                     UserLookup lookup) {
   ResolvedSshOptions r;
   std::string home = HomeDir();
   if (options.user) {
     r.user = *options.user;
-  } else if (const char* u = std::getenv("USER"); u != nullptr && *u) {
-    r.user = u;
-  } else if (struct passwd* pw = ::getpwuid(::getuid()); pw != nullptr) {
-    r.user = pw->pw_name;
+  } else if (std::optional<std::string> name = lookup(::getuid())) {
+    r.user = *name;
   } else {
-    r.user = "root";
+    // ssh: "No user exists for uid N". A container run with a uid that
+    // is not in its /etc/passwd must not silently log in as someone else.
+    return InvalidArgumentError(
+        "No user exists for uid " + std::to_string(::getuid()) +
+        " (no passwd entry): pass -l USER or set User in ssh_config");
   }
   if (options.port) r.port = *options.port;
 

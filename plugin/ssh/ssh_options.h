@@ -75,9 +75,16 @@ struct ResolvedSshOptions {
   bool no_stdin = false;
 };
 
-/// Fills defaults (user from the environment/passwd, home-relative
-/// paths, ~/.ssh/known_hosts).
-ResolvedSshOptions Resolve(const SshOptions& options);
+/// The login name of `uid` in the user database; nullopt if it has none.
+using UserLookup = std::optional<std::string> (*)(unsigned uid);
+std::optional<std::string> PasswdUserName(unsigned uid);
+
+/// Fills defaults (home-relative paths, ~/.ssh/known_hosts; the user, as
+/// ssh does, from -l/User or else the passwd entry of our uid, never from
+/// $USER). With neither, kInvalidArgument "No user exists for uid N"
+/// instead of guessing a user (ssh refuses too).
+StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
+                                     UserLookup lookup = &PasswdUserName);
 
 }  // namespace k8s_agent::ssh
 

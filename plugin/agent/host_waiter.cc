@@ -46,7 +46,8 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       tracer_(tracer),
       seed_(seed),
       api_backoff_(Backoff::ApiDefaults(), seed),
-      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
+      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1),
+      ssh_trouble_backoff_(Backoff::SshProbeTroubleDefaults(), seed + 3) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
 
@@ -328,6 +329,7 @@ void HostWaiter::Evaluate(TimePoint now) {
     AbortAttempt();
     ssh_retry_at_ = TimePoint::min();
     ssh_backoff_.Reset();
+    ssh_trouble_backoff_.Reset();
   }
   if (attempt_) return;
   if (now < ssh_retry_at_) {
@@ -375,6 +377,7 @@ void HostWaiter::CheckAttempt(TimePoint now) {
     }
     case ssh::SshConnection::State::kFailed: {
       Status why = attempt_->status();
+      bool refused = attempt_->refused();
       attempt_.reset();
       if (!IsRetryable(why)) {
         Fail(why.WithContext("ssh to " + PodRef() + " at " + attempt_ip_));
@@ -388,7 +391,8 @@ void HostWaiter::CheckAttempt(TimePoint now) {
         StartWatcher(direct_pod_, direct_pod_->resource_version, now);
       }
       NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
-      ssh_retry_at_ = now + ssh_backoff_.Next(now);
+      ssh_retry_at_ =
+          now + (refused ? ssh_backoff_ : ssh_trouble_backoff_).Next(now);
       state_ = State::kBackoff;
       return;
     }

@@ -171,7 +171,8 @@ class HostWaiter : public Pollable {
   std::unique_ptr<ssh::SshConnection> attempt_;
   std::string attempt_ip_;
   std::string attempt_uid_;
-  Backoff ssh_backoff_;
+  Backoff ssh_backoff_;          // Refused: sshd is starting.
+  Backoff ssh_trouble_backoff_;  // Anything else: something answers there.
   TimePoint ssh_retry_at_ = TimePoint::min();
   int ssh_attempts_ = 0;
   int ssh_failures_ = 0;

@@ -62,6 +62,7 @@ class Libssh2Connection : public SshConnection {
 
   State state() const override { return state_; }
   const Status& status() const override { return status_; }
+  bool refused() const override { return refused_; }
   Status Exec(const std::string& command, StdioFds stdio) override;
   const ExitResult& exit_result() const override { return exit_result_; }
   void Signal(const std::string& name) override;
@@ -102,6 +103,7 @@ class Libssh2Connection : public SshConnection {
 
   State state_ = State::kConnecting;
   Status status_;
+  bool refused_ = false;  // connect() got ECONNREFUSED.
   TimePoint attempt_deadline_ = TimePoint::max();
   UniqueFd sock_;
   SessionPtr session_;
@@ -210,6 +212,7 @@ void Libssh2Connection::Start(TimePoint now) {
   } else if (errno == EINPROGRESS) {
     state_ = State::kConnecting;
   } else {
+    refused_ = errno == ECONNREFUSED;
     Fail(ErrnoError("connect", errno));
   }
 }
@@ -222,6 +225,7 @@ void Libssh2Connection::FinishConnect(TimePoint now) {
   }
   if (err == EINPROGRESS || err == EALREADY) return;
   if (err != 0) {
+    refused_ = err == ECONNREFUSED;
     Fail(ErrnoError("connect", err));
     return;
   }

@@ -277,6 +277,29 @@ TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
+TEST_F(HostWaiterTest, FailuresOtherThanRefusedBackOffFurther) {
+  // Given a listener that resets every handshake (not a refused connect),
+  // expect the delay to keep growing past the 25 ms refused-connect cap,
+  // to the trouble cap, instead of ~50 connections a second.
+  for (int i = 0; i < 20; ++i) {
+    ssh_.script.push_back(
+        {SshState::kFailed,
+         UnavailableError("Connection reset by 10.0.0.5 port 22 during SSH "
+                          "handshake")});
+  }
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  Duration wait{};
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(w.state(), State::kBackoff);
+    wait = w.NextWake() - clock_.Now();
+    Advance(wait);
+  }
+  EXPECT_GT(wait, milliseconds(500));
+  EXPECT_LE(wait, seconds(2));
+  EXPECT_EQ(ssh_.attempts.size(), 9u);
+}
+
 TEST_F(HostWaiterTest, StaleRunningSnapshotIsFollowedAfterARefusal) {
   // Given a GET that says Running at an old IP whose sshd is gone, when the
   // pod is then deleted and recreated at a new IP, expect the agent to

@@ -14,6 +14,7 @@
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
+#include "plugin/ssh/algorithms.h"
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_handles.h"
@@ -76,7 +77,7 @@ class Libssh2Connection : public SshConnection {
   void Fail(Status status);
   void FinishConnect(TimePoint now);
   void StartHandshake(TimePoint now);
-  void PreferKnownHostKeyTypes();
+  Status PreferKnownHostKeyTypes();
   void Advance(TimePoint now);
   bool StepHandshake(TimePoint now);
   bool StepAuth(TimePoint now);
@@ -243,7 +244,12 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
   libssh2_session_callback_set(session_.get(), LIBSSH2_CALLBACK_SEND,
                                reinterpret_cast<void*>(&SendHook));
   libssh2_session_set_blocking(session_.get(), 0);
-  PreferKnownHostKeyTypes();
+  Status prefs = ApplyAlgorithmPrefs(session_.get(), options_.algorithms);
+  if (prefs.ok()) prefs = PreferKnownHostKeyTypes();
+  if (!prefs.ok()) {
+    Fail(prefs);
+    return;
+  }
   state_ = State::kHandshaking;
   Advance(now);
 }
@@ -251,18 +257,19 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
 // libssh2 prefers ECDSA host keys; when known_hosts holds another type for
 // this host, ask for that one first, as ssh does, so a known host is not
 // reported as unknown just because it has several keys.
-void Libssh2Connection::PreferKnownHostKeyTypes() {
+Status Libssh2Connection::PreferKnownHostKeyTypes() {
   std::vector<std::string> names = {KnownHostsName(alias_, port_)};
   if (ip_ != alias_) names.push_back(KnownHostsName(ip_, port_));
   std::vector<std::string> known =
       KnownKeyTypes(options_.known_hosts_files, names);
-  if (known.empty()) return;
-  const char** algs = nullptr;
-  int n = libssh2_session_supported_algs(session_.get(), LIBSSH2_METHOD_HOSTKEY,
-                                         &algs);
-  if (n <= 0 || algs == nullptr) return;
-  std::vector<std::string> supported(algs, algs + n);
-  libssh2_free(session_.get(), algs);
+  // HostKeyAlgorithms (OpenSSH's defaults: no ssh-rsa, ssh-dss) bounds what
+  // is offered at all; known_hosts only reorders it.
+  K8S_ASSIGN_OR_RETURN(
+      std::string allowed,
+      Libssh2Preference(
+          AlgorithmKind::kHostKey, options_.algorithms.host_keys,
+          SupportedAlgorithms(session_.get(), AlgorithmKind::kHostKey)));
+  std::vector<std::string> supported = Split(allowed, ',');
   std::vector<std::string> order;
   auto add = [&](const std::string& name) {
     bool ok = false;
@@ -277,6 +284,7 @@ void Libssh2Connection::PreferKnownHostKeyTypes() {
   std::string pref = Join(order, ",");
   libssh2_session_method_pref(session_.get(), LIBSSH2_METHOD_HOSTKEY,
                               pref.c_str());
+  return OkStatus();
 }
 
 void Libssh2Connection::Advance(TimePoint now) {

@@ -154,6 +154,24 @@ AKC
   grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+weak-algorithms)
+  # An sshd that only speaks what OpenSSH 9's client refuses by default:
+  # refused like ssh does, accepted when -o asks for it.
+  cp "$T/ssh/sshd_config" "$T/ssh/sshd_config.base"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  for case in "Ciphers aes128-cbc" "KexAlgorithms diffie-hellman-group14-sha1" "MACs hmac-md5"; do
+    key=${case%% *} value=${case#* }
+    { cat "$T/ssh/sshd_config.base"; echo "$case"; } > "$T/ssh/sshd_config"
+    start_sshd
+    run_agent --timeout 2s w-0 true
+    [ $RC -eq 255 ] || fail "$case: the agent offered $value by default (rc $RC)"
+    run_agent -o "$key=$value" w-0 echo "$value"
+    [ $RC -eq 0 ] && [ "$(cat "$T/out")" = "$value" ] || fail "-o $key=$value: rc $RC $(cat "$T/err")"
+    kill "$(cat "$T/sshd.pid")"
+    wait_for 10 sh -c "! kill -0 $(cat "$T/sshd.pid") 2>/dev/null" || fail "sshd did not stop"
+  done
+  ok "aes128-cbc, diffie-hellman-group14-sha1 and hmac-md5 only on request"
+  ;;
 *)
   fail "unknown scenario"
   ;;

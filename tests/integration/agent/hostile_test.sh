@@ -172,6 +172,41 @@ weak-algorithms)
   done
   ok "aes128-cbc, diffie-hellman-group14-sha1 and hmac-md5 only on request"
   ;;
+long-command)
+  # ssh runs a 120 KB command; libssh2 cannot send an exec request over
+  # ~34.7 KB, so the agent sends such a command on stdin (see
+  # plugin/ssh/long_command.h). Around the limit, and far above it, with
+  # stdin after it.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  for n in 34725 34726 120000; do
+    pad=$(head -c $((n - 12)) /dev/zero | tr '\0' p)
+    cmd=": $pad; echo ran"
+    [ ${#cmd} -eq "$n" ] || fail "built ${#cmd} bytes, not $n"
+    run_agent w-0 "$cmd"
+    [ $RC -eq 0 ] && [ "$(cat "$T/out")" = ran ] || fail "$n-byte command: rc $RC $(head -c 500 "$T/err")"
+  done
+  pad=$(head -c 100000 /dev/zero | tr '\0' q)
+  printf 'from stdin\n' | "$AGENT" "${SSH_ARGS[@]}" w-0 ": $pad; cat; exit 3" > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 3 ] || fail "stdin after a long command: rc $RC $(head -c 500 "$T/err")"
+  [ "$(cat "$T/out")" = "from stdin" ] || fail "stdin after a long command: $(cat "$T/out")"
+  ok "34725, 34726 and 120000-byte commands ran; stdin and status intact"
+  ;;
+big-banner)
+  # An sshd Banner over libssh2's 40000-byte packet limit: the agent cannot
+  # read the answer to its key (ssh can), and must say that, not "rejected".
+  head -c 41000 /dev/zero | tr '\0' b | fold -w 80 > "$T/ssh/banner"
+  echo "Banner $T/ssh/banner" >> "$T/ssh/sshd_config"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent --timeout 10s w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "libssh2 could not read the server's answer" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'Banner' "$T/err" || fail "Banner not named: $(cat "$T/err")"
+  grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
 *)
   fail "unknown scenario"
   ;;

@@ -97,7 +97,8 @@ void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {
     if (o->pending() && !o->discard) fds->push_back({o->fd, POLLOUT, 0});
   }
   // Our stdin waits while the command itself is still being sent.
-  if (!stdin_eof_ && in_begin_ == in_end_ && preamble_sent_ == preamble_.size()) {
+  if (!stdin_eof_ && in_begin_ == in_end_ &&
+      preamble_sent_ == preamble_.size()) {
     fds->push_back({stdio_.in, POLLIN, 0});
   }
 }
@@ -292,9 +293,9 @@ StatusOr<bool> ExecChannel::PumpIn() {
   if (preamble_sent_ < preamble_.size()) {
     // The command, for the remote dd, before any byte of our stdin or EOF.
     if (!Allowed(Op::kWrite)) return false;
-    ssize_t n = libssh2_channel_write(channel_.get(),
-                                      preamble_.data() + preamble_sent_,
-                                      preamble_.size() - preamble_sent_);
+    ssize_t n =
+        libssh2_channel_write(channel_.get(), preamble_.data() + preamble_sent_,
+                              preamble_.size() - preamble_sent_);
     if (n > 0) {
       NoteDone(Op::kWrite);
       preamble_sent_ += static_cast<size_t>(n);

@@ -5,6 +5,8 @@
 
 #include <arpa/inet.h>
 
+#include <cctype>
+
 #include "plugin/base/strings.h"
 
 namespace k8s_agent {
@@ -38,6 +40,21 @@ Status CheckLabel(const std::string& label, const std::string& host) {
   return OkStatus();
 }
 
+// Only digits, dots and 0x hex: glibc's inet_aton also accepts anything
+// after a blank ("1.2.3.4 junk"), which must stay an invalid name.
+bool IsInetAtonForm(const std::string& s) {
+  if (s.empty() || !std::isdigit(static_cast<unsigned char>(s[0]))) {
+    return false;
+  }
+  for (char c : s) {
+    if (!std::isxdigit(static_cast<unsigned char>(c)) && c != '.' && c != 'x' &&
+        c != 'X') {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 StatusOr<HostName> ParseHostName(const std::string& host) {
@@ -56,6 +73,24 @@ StatusOr<HostName> ParseHostName(const std::string& host) {
       out.kind = HostName::Kind::kIp;
       out.ip = text;
       return out;
+    }
+  }
+  // ssh resolves through getaddrinfo, which takes inet_aton's older IPv4
+  // forms too ("127.1", "0x7f.0.0.1", "2130706433", octal "010.0.0.1"):
+  // the same HOST must mean the same address here, not a pod name.
+  if (IsInetAtonForm(addr)) {
+    in_addr v4{};
+    if (inet_aton(addr.c_str(), &v4) == 1 &&
+        inet_ntop(AF_INET, &v4, text, sizeof(text)) != nullptr) {
+      out.kind = HostName::Kind::kIp;
+      out.ip = text;
+      return out;
+    }
+    if (addr.find('.') != std::string::npos) {
+      // "10.0.0.256" is a mistyped address, not pod "10" in namespace "0".
+      return InvalidArgumentError("invalid host name \"" + Printable(host) +
+                                  "\": not a valid IPv4 address (expected a "
+                                  "pod name, a pod DNS name or an IP address)");
     }
   }
 

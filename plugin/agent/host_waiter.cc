@@ -63,7 +63,8 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       seed_(seed),
       api_retry_(seed),
       reresolve_backoff_(ReresolveBackoff(), seed + 3),
-      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1) {
+      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1),
+      ssh_trouble_backoff_(Backoff::SshProbeTroubleDefaults(), seed + 4) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
 
@@ -150,7 +151,7 @@ void HostWaiter::RetryApi(const Status& why, TimePoint now) {
   }
   LogInfo(host_.original + ": " + d.status.message() + "; retrying in " +
           FormatDuration(d.delay));
-  NoteState("API server: " + why.message(), now);
+  api_health_.Failed(why, now);
   api_retry_at_ = now + d.delay;
 }
 
@@ -161,6 +162,7 @@ void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
     return;
   }
   api_retry_.OnSuccess();
+  api_health_.Answered();
   for (kube::Pod& pod : list->items) {
     if (pod.name != pod_name_) continue;
     tracer_->Record(host_.original, pod_name_, "resolved", "by name");
@@ -183,6 +185,7 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
     return;
   }
   api_retry_.OnSuccess();
+  api_health_.Answered();
   for (kube::Pod& p : list->items) listed_.items.push_back(std::move(p));
   listed_.resource_version = list->resource_version;
   listed_.continue_token = list->continue_token;
@@ -266,8 +269,10 @@ void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
   state_ = State::kWaitingForPod;
   direct_pod_ = pod;
   watch_from_rv_ = rv;
-  // A usable pod needs no watch at all: one API call for a ready host.
+  // A usable pod needs no watch at all: one API call for a ready host,
+  // unless the probe is slow (see probe_watch_after).
   if (pod && Usable(*pod) && CheckFatal(*pod).ok()) {
+    watch_after_ = now + policy_.probe_watch_after;
     Evaluate(now);
     return;
   }
@@ -277,6 +282,7 @@ void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
 
 void HostWaiter::StartWatcher(std::optional<kube::Pod> pod,
                               const std::string& rv, TimePoint now) {
+  watch_after_ = TimePoint::max();
   watcher_ = std::make_unique<kube::PodWatcher>(
       client_, clock_, policy_.ns, pod_name_,
       [this] {
@@ -340,6 +346,7 @@ void HostWaiter::Evaluate(TimePoint now) {
       watcher_ ? watcher_->pod() : direct_pod_;
   if (!pod) {
     AbortAttempt();
+    state_ = State::kWaitingForPod;
     if (watcher_ && watcher_->deleted()) {
       if (last_controller_.empty()) {
         Fail(BarePodGone("was deleted"));
@@ -414,6 +421,7 @@ void HostWaiter::Evaluate(TimePoint now) {
     AbortAttempt();
     ssh_retry_at_ = TimePoint::min();
     ssh_backoff_.Reset();
+    ssh_trouble_backoff_.Reset();
   }
   if (attempt_) return;
   if (now < ssh_retry_at_) {
@@ -471,6 +479,7 @@ void HostWaiter::CheckAttempt(TimePoint now) {
     }
     case ssh::SshConnection::State::kFailed: {
       Status why = attempt_->status();
+      bool refused = attempt_->refused();
       attempt_.reset();
       if (!IsRetryable(why)) {
         Fail(why.WithContext("ssh to " + PodRef() + " at " + attempt_ip_));
@@ -484,7 +493,8 @@ void HostWaiter::CheckAttempt(TimePoint now) {
         StartWatcher(direct_pod_, watch_from_rv_, now);
       }
       NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
-      ssh_retry_at_ = now + ssh_backoff_.Next(now);
+      ssh_retry_at_ =
+          now + (refused ? ssh_backoff_ : ssh_trouble_backoff_).Next(now);
       state_ = State::kBackoff;
       return;
     }
@@ -511,6 +521,7 @@ TimePoint HostWaiter::NextWake() const {
   if (watcher_) t = std::min(t, watcher_->NextWake());
   if (attempt_) t = std::min(t, attempt_->NextWake());
   if (state_ == State::kBackoff) t = std::min(t, ssh_retry_at_);
+  if (!watcher_) t = std::min(t, watch_after_);
   if (missing_since_ != TimePoint::max() && !said_missing_) {
     t = std::min(t, missing_since_ + policy_.not_found_grace);
   }
@@ -529,11 +540,15 @@ void HostWaiter::OnFdReady(int fd, short revents, TimePoint now) {
 void HostWaiter::OnTimer(TimePoint now) {
   if (done()) return;
   if (overall_.Expired(now)) {
+    std::string remedy =
+        TroubledApi() != nullptr
+            ? "check that the API server " + client_->config().server +
+                  " is up and reachable from here, or raise --timeout"
+            : "raise --timeout, or see kubectl describe pod -n " + policy_.ns +
+                  " " + (pod_name_.empty() ? host_.original : pod_name_);
     Fail(DeadlineExceededError(
         "timed out after " + FormatDuration(policy_.timeout) + " waiting for " +
-        PodRef() + ": " + Describe(now) +
-        " (raise --timeout, or see kubectl describe pod -n " + policy_.ns +
-        " " + (pod_name_.empty() ? host_.original : pod_name_) + ")"));
+        PodRef() + ": " + Describe(now) + " (" + remedy + ")"));
     return;
   }
   if (api_retry_at_ <= now) {
@@ -544,6 +559,14 @@ void HostWaiter::OnTimer(TimePoint now) {
       Lookup(now);
     }
     return;
+  }
+  if (!watcher_ && direct_pod_ && now >= watch_after_) {
+    // The probe outlasted a handshake: follow the pod while it runs, from
+    // the lookup's version, so changes since then arrive at once.
+    LogDebug(host_.original + ": ssh probe still running after " +
+             FormatDuration(policy_.probe_watch_after) + "; watching " +
+             PodRef());
+    StartWatcher(direct_pod_, watch_from_rv_, now);
   }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
   if (attempt_ && attempt_->NextWake() <= now) {
@@ -563,9 +586,16 @@ void HostWaiter::OnTimer(TimePoint now) {
   if (missing_since_ != TimePoint::max() && !said_missing_ &&
       now - missing_since_ >= policy_.not_found_grace) {
     said_missing_ = true;
-    LogWarning(host_.original + ": " + PodRef() + " does not exist yet after " +
-               FormatDuration(now - started_) +
-               "; still waiting (is the name right?)");
+    if (const kube::ApiHealth* api = TroubledApi()) {
+      // Not "is the name right?": nobody could say whether it exists.
+      LogWarning(host_.original + ": " + PodRef() + " not seen after " +
+                 FormatDuration(now - started_) + ": " + api->Describe(now) +
+                 "; still waiting");
+    } else {
+      LogWarning(host_.original + ": " + PodRef() +
+                 " does not exist yet after " + FormatDuration(now - started_) +
+                 "; still waiting (is the name right?)");
+    }
   }
   MaybeProgress(now);
   Evaluate(now);
@@ -594,7 +624,19 @@ std::string HostWaiter::Describe(TimePoint now) const {
     s += "; ssh failed " + std::to_string(ssh_failures_) +
          " time(s), last: " + last_ssh_error_;
   }
+  // What the pod "is" comes from a snapshot the API server can no longer
+  // update: lead with the outage, so nobody debugs a healthy pod.
+  if (const kube::ApiHealth* api = TroubledApi()) {
+    return api->Describe(now) + (state_ == State::kResolving
+                                     ? "; the pod was not read yet"
+                                     : "; last known: " + s);
+  }
   return s;
+}
+
+const kube::ApiHealth* HostWaiter::TroubledApi() const {
+  return kube::ApiHealth::Worst(&api_health_,
+                                watcher_ ? &watcher_->api_health() : nullptr);
 }
 
 void HostWaiter::RetireCall() {

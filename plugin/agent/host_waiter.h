@@ -16,6 +16,7 @@
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
 #include "plugin/kube/api_retry.h"
+#include "plugin/kube/api_health.h"
 #include "plugin/kube/kube_client.h"
 #include "plugin/kube/pod_watcher.h"
 #include "plugin/ssh/ssh_client.h"
@@ -36,6 +37,12 @@ struct WaitPolicy {
   /// Say once that the pod does not exist after this long: a typo in a
   /// hostfile otherwise looks exactly like a slow scheduler.
   Duration not_found_grace = std::chrono::seconds(10);
+  /// A probe that started from a GET alone (no watch yet, to keep a ready
+  /// host at one API call) starts the watch after this long: a handshake
+  /// takes tens of milliseconds, while a hung one (a silent listener at
+  /// the pod IP) could otherwise hide a new IP, Failed or a deletion until
+  /// ConnectTimeout.
+  Duration probe_watch_after = std::chrono::seconds(1);
   /// A deleted pod that its controller (a StatefulSet, a Job) does not
   /// recreate within this long is gone. A pod no controller owns fails as
   /// soon as its deletion shows.
@@ -131,6 +138,8 @@ class HostWaiter : public Pollable {
   void RetireCall();
   void RetireWatcher();
   std::string Describe(TimePoint now) const;
+  // The API tracker (ours or the watcher's) with failures, or nullptr.
+  const kube::ApiHealth* TroubledApi() const;
   std::string PodRef() const;
 
   HostName host_;
@@ -151,6 +160,7 @@ class HostWaiter : public Pollable {
   kube::ApiCall call_;
   std::vector<kube::ApiCall> retired_calls_;
   kube::ApiRetryPolicy api_retry_;
+  kube::ApiHealth api_health_;  // Lookups; the watcher keeps its own.
   TimePoint api_retry_at_ = TimePoint::max();
   bool listing_ = false;
   kube::PodList listed_;  // Pages accumulated so far.
@@ -158,6 +168,8 @@ class HostWaiter : public Pollable {
   // Following the pod.
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
+  std::optional<kube::Pod> direct_pod_;       // Snapshot when not watching.
+  TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.
   std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
   std::string watch_from_rv_;            // The lookup list's version.
   bool running_traced_ = false;
@@ -180,7 +192,8 @@ class HostWaiter : public Pollable {
   std::string attempt_ip_;
   std::string attempt_uid_;
   TimePoint attempt_started_{};  // For --trace: sshd vs handshake time.
-  Backoff ssh_backoff_;
+  Backoff ssh_backoff_;          // Refused: sshd is starting.
+  Backoff ssh_trouble_backoff_;  // Anything else: something answers there.
   TimePoint ssh_retry_at_ = TimePoint::min();
   int ssh_attempts_ = 0;
   int ssh_failures_ = 0;

@@ -342,6 +342,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
   if (!watcher_->synced()) return;
   not_ready_.clear();
   no_resource_.clear();
+  ssh_failed_.clear();
   std::vector<HostEntry> ready;
   std::set<std::string> probed;
   for (const auto& [name, pod] : watcher_->pods()) {
@@ -360,6 +361,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
       const Probe& p = probes_.at(name);
       if (p.result != Probe::Result::kReady) {
         not_ready_[name] = ProbeSummary(p);
+        if (!p.last_error.empty()) ssh_failed_.insert(name);
         continue;
       }
     }
@@ -388,6 +390,11 @@ void HostfileCollector::Evaluate(TimePoint now) {
   for (const auto& [name, why] : not_ready_) {
     if (no_resource_.count(name)) {
       LogWarning("skipping pod " + name + ": " + why);
+    } else if (ssh_failed_.count(name)) {
+      // A Running pod dropped for its ssh answer (sshd throttling with
+      // MaxStartups, a reset) is news without -v: the job gets fewer hosts.
+      LogWarning("leaving out pod " + name + ": " + why +
+                 " (run again, or use --wait-for-count N to wait for it)");
     } else {
       LogInfo("not listing pod " + name + ": " + why);
     }

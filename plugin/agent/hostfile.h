@@ -149,6 +149,7 @@ class HostfileCollector : public Pollable {
   // which of them only lack the --slots-from-resource resource.
   std::map<std::string, std::string> not_ready_;
   std::set<std::string> no_resource_;
+  std::set<std::string> ssh_failed_;  // Running, but the probe failed.
   int ready_count_ = 0;
 
   bool done_ = false;

@@ -7,7 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <nlohmann/json.hpp>
+
+#include "plugin/base/log.h"
 
 namespace k8s_agent {
 
@@ -24,6 +27,7 @@ StatusOr<Tracer> Tracer::Open(const std::string& path, Clock* clock) {
   t.fd_.reset(fd);
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) == 0) t.local_host_ = name;
+  t.path_ = path;
   return t;
 }
 
@@ -52,8 +56,17 @@ void Tracer::RecordFields(const std::string& host, const std::string& pod,
   std::string line =
       j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   // One write: O_APPEND makes it land whole at the end of the file.
-  ssize_t n = ::write(fd_.get(), line.data(), line.size());
-  (void)n;  // Tracing is best effort; never fail a launch for it.
+  ssize_t n;
+  do {
+    n = ::write(fd_.get(), line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(line.size())) return;
+  // Best effort: never fail a launch for a trace, but never lose it
+  // silently either. A short write is a full disk.
+  int err = n < 0 ? errno : ENOSPC;
+  LogWarning("--trace " + path_ + ": cannot write: " + std::strerror(err) +
+             "; tracing stopped (the launch goes on)");
+  fd_.reset();
 }
 
 }  // namespace k8s_agent

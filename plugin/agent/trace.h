@@ -29,6 +29,8 @@ class Tracer {
   /// Opens (creating) `path` for appending; empty path = disabled.
   static StatusOr<Tracer> Open(const std::string& path, Clock* clock);
 
+  /// A record that cannot be written (disk full, /dev/full, EIO) is said
+  /// once on stderr and tracing stops; the launch itself goes on.
   void Record(const std::string& host, const std::string& pod,
               const std::string& event, const std::string& detail = "");
   /// Record() plus the members of the JSON object `fields` (which never
@@ -46,6 +48,7 @@ class Tracer {
  private:
   UniqueFd fd_;
   std::string local_host_;
+  std::string path_;
   Clock* clock_ = nullptr;
 };
 

@@ -15,6 +15,10 @@ Backoff::Params Backoff::SshProbeDefaults() {
   return {milliseconds(5), milliseconds(25), seconds(30)};
 }
 
+Backoff::Params Backoff::SshProbeTroubleDefaults() {
+  return {milliseconds(50), seconds(2), seconds(30)};
+}
+
 Backoff::Backoff(Params params, uint64_t seed)
     : params_(params), rng_(seed), ceiling_(params.initial) {}
 

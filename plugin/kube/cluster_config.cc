@@ -69,7 +69,9 @@ std::string Scalar(const YAML::Node& node, const char* key) {
   return v.as<std::string>();
 }
 
-// Finds {name: NAME, <kind>: {...}} in a kubeconfig list.
+// Finds {name: NAME, <kind>: {...}} in a kubeconfig list. Callers test
+// IsMap(): a default YAML::Node is a defined null, so `!node` is false for
+// "not found" too.
 YAML::Node Named(const YAML::Node& list, const std::string& name,
                  const char* kind) {
   if (!list.IsSequence()) return YAML::Node();
@@ -79,6 +81,18 @@ YAML::Node Named(const YAML::Node& list, const std::string& name,
     }
   }
   return YAML::Node();
+}
+
+// "a, b" or "none": what a kubeconfig list does hold, for "not found".
+std::string NamesIn(const YAML::Node& list) {
+  std::vector<std::string> names;
+  if (list.IsSequence()) {
+    for (const YAML::Node& entry : list) {
+      std::string name = Scalar(entry, "name");
+      if (!name.empty()) names.push_back("\"" + Printable(name) + "\"");
+    }
+  }
+  return names.empty() ? "none" : Join(names, ", ");
 }
 
 struct Kubeconfig {
@@ -104,16 +118,25 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
                                      ": no current-context");
     }
     YAML::Node context = Named(root["contexts"], context_name, "context");
-    if (!context) {
-      return FailedPreconditionError("kubeconfig " + path + ": context \"" +
-                                     context_name + "\" not found");
+    if (!context.IsMap()) {
+      // kubectl: "context was not found for specified context: NAME".
+      return FailedPreconditionError(
+          "kubeconfig " + path + ": current-context \"" +
+          Printable(context_name) +
+          "\" does not exist (contexts in the file: " +
+          NamesIn(root["contexts"]) +
+          "; pick one with kubectl config use-context NAME, or point "
+          "--kubeconfig/$KUBECONFIG at another file)");
     }
     out.ns = Scalar(context, "namespace");
     std::string cluster_name = Scalar(context, "cluster");
     YAML::Node cluster = Named(root["clusters"], cluster_name, "cluster");
-    if (!cluster) {
-      return FailedPreconditionError("kubeconfig " + path + ": cluster \"" +
-                                     cluster_name + "\" not found");
+    if (!cluster.IsMap()) {
+      return FailedPreconditionError(
+          "kubeconfig " + path + ": cluster \"" + Printable(cluster_name) +
+          "\" of context \"" + Printable(context_name) +
+          "\" does not exist (clusters in the file: " +
+          NamesIn(root["clusters"]) + ")");
     }
     c.server = Scalar(cluster, "server");
     c.ca_file = Resolve(dir, Scalar(cluster, "certificate-authority"));
@@ -128,7 +151,7 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
 
     std::string user_name = Scalar(context, "user");
     YAML::Node user = Named(root["users"], user_name, "user");
-    if (user) {
+    if (user.IsMap()) {
       c.token = Scalar(user, "token");
       c.token_file = Resolve(dir, Scalar(user, "tokenFile"));
       if (!c.token.empty()) c.token_file.clear();
@@ -260,6 +283,12 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
     config.ca_file = overrides.certificate_authority;
     config.ca_pem.clear();
     config.insecure_skip_tls_verify = false;  // An explicit CA wins.
+  }
+  if (config.server.empty() && from_kubeconfig) {
+    return FailedPreconditionError(
+        config.source +
+        ": the context's cluster has no server (set clusters[].cluster.server "
+        "there, or pass --server)");
   }
   if (config.server.empty()) {
     tried.insert(tried.begin(), "--server (not set)");

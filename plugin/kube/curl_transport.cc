@@ -13,6 +13,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/bearer_token.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -114,7 +115,7 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
-  if (!config_.token_file.empty()) {
+  if (!config_.token_file.empty() || !config_.token.empty()) {
     auto token = CurrentToken();
     if (!token.ok()) return token.status();
   }
@@ -141,7 +142,10 @@ CurlTransport::~CurlTransport() {
 }
 
 StatusOr<std::string> CurlTransport::CurrentToken() {
-  if (config_.token_file.empty()) return config_.token;
+  if (config_.token_file.empty()) {
+    if (config_.token.empty()) return config_.token;
+    return BearerTokenFrom(config_.token, "the kubeconfig's token");
+  }
   struct stat st;
   if (::stat(config_.token_file.c_str(), &st) != 0) {
     return UnauthenticatedError("token file " + config_.token_file + ": " +
@@ -157,12 +161,10 @@ StatusOr<std::string> CurlTransport::CurrentToken() {
   if (!text.ok()) {
     return UnauthenticatedError(text.status().message());
   }
-  std::string token(Trim(*text));
-  if (token.empty()) {
-    return UnauthenticatedError("token file " + config_.token_file +
-                                " is empty");
-  }
-  token_ = std::move(token);
+  StatusOr<std::string> token =
+      BearerTokenFrom(*text, "token file " + config_.token_file);
+  if (!token.ok()) return token.status();
+  token_ = std::move(token).value();
   token_valid_ = true;
   token_ino_ = st.st_ino;
   token_size_ = st.st_size;

@@ -164,6 +164,13 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
       }
       return;
     }
+    if (!checked_body_) {
+      checked_body_ = true;
+      if (Status s = CheckWatchBody(bytes); !s.ok()) {
+        Finish(s.WithContext("watch pods in " + ns_));
+        return;
+      }
+    }
     std::vector<WatchEvent> events;
     Status s = decoder_.Feed(bytes, &events);
     if (!Deliver(events)) return;
@@ -187,6 +194,22 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
   }
 
  private:
+  // A 200 that is an HTML page (a login portal, a proxy's error page) is
+  // no watch stream; say that rather than "malformed watch event".
+  Status CheckWatchBody(std::string_view first_bytes) const {
+    auto it = headers_.find("content-type");
+    std::string type = it == headers_.end() ? "" : ToLower(it->second);
+    std::string_view head = Trim(first_bytes.substr(0, 64));
+    if (StartsWith(type, "text/html") || StartsWith(head, "<")) {
+      return InternalError(
+          "the server answered 200 with an HTML page (Content-Type \"" +
+          Printable(type, 64) +
+          "\"), not a watch stream: a proxy or login "
+          "page in front of the API server? It begins " +
+          "\"" + Printable(first_bytes.substr(0, 80)) + "\"");
+    }
+    return OkStatus();
+  }
   // Returns false when a callback destroyed or finished this call.
   bool Deliver(const std::vector<WatchEvent>& events) {
     std::shared_ptr<bool> alive = alive_;
@@ -212,6 +235,7 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
   int http_status_ = 0;
   std::map<std::string, std::string> headers_;
   std::string error_body_;
+  bool checked_body_ = false;
   bool finished_ = false;
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   std::unique_ptr<HttpCall> inner_;
@@ -284,12 +308,21 @@ ApiCall KubeClient::GetPod(const std::string& ns, const std::string& name,
   std::string where = "get pod " + ns + "/" + name;
   return StartBuffered(
       MakeGet(PodsPath(ns) + "/" + Escape(name)),
-      [done = std::move(done), where](StatusOr<std::string> body) {
+      [done = std::move(done), where, name](StatusOr<std::string> body) {
         if (!body.ok()) {
           done(body.status());
           return;
         }
         StatusOr<Pod> pod = Pod::FromJson(*body);
+        if (pod.ok() && pod->name != name) {
+          // A proxy or a broken server answering for another object: using
+          // it would probe and run the command on the wrong pod.
+          done(InternalError(where + ": the API server answered with pod \"" +
+                             Printable(pod->name) +
+                             "\" (metadata.name differs from the name asked "
+                             "for; is a proxy rewriting requests?)"));
+          return;
+        }
         done(pod.ok() ? std::move(pod) : pod.status().WithContext(where));
       },
       "get", ns);

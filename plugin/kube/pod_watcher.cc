@@ -190,6 +190,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
     return;
   }
   retry_.OnSuccess();
+  api_health_.Answered();
   if (selector_mode()) {
     for (Pod& pod : list->items) list_pages_.push_back(std::move(pod));
     list_continue_ = list->continue_token;
@@ -245,6 +246,7 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
   }
   retry_.OnSuccess();  // The credentials and RBAC work.
   fresh_from_list_ = false;
+  api_health_.Answered();
   bool changed = false;
   switch (event.type) {
     case WatchEvent::Type::kError:
@@ -299,6 +301,7 @@ void PodWatcher::OnWatchEnd(const Status& status) {
     return;
   }
   // The server's timeoutSeconds passed: resume where we were (rule 1).
+  api_health_.Answered();
   StartWatch(now);
 }
 
@@ -332,12 +335,14 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
 }
 
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
-  // A 403 that is retried is unusual enough to say at -v; routine
-  // reconnects only at -vv.
-  Log(why.code() == Code::kPermissionDenied ? LogLevel::kInfo
-                                            : LogLevel::kDebug,
+  // A 403 that is retried, or a malformed answer (an HTML page), is
+  // unusual enough to say at -v; routine reconnects only at -vv.
+  bool news = why.code() == Code::kPermissionDenied ||
+              why.code() == Code::kInternal;
+  Log(news ? LogLevel::kInfo : LogLevel::kDebug,
       Describe() + ": " + why.ToString() + "; retrying in " +
           FormatDuration(delay));
+  api_health_.Failed(why, now);
   state_ = State::kBackingOff;
   retry_at_ = now + delay;
 }

@@ -15,6 +15,7 @@
 
 #include "plugin/base/event_loop.h"
 #include "plugin/kube/api_retry.h"
+#include "plugin/kube/api_health.h"
 #include "plugin/kube/kube_client.h"
 
 namespace k8s_agent::kube {
@@ -77,6 +78,9 @@ class PodWatcher : public Pollable {
   bool deleted() const { return deleted_; }
   /// kFailed only: why watching cannot continue.
   const Status& error() const { return error_; }
+  /// Failed lists/watches since the last good answer: while troubled,
+  /// pod() may be stale and the API server, not the pod, is to blame.
+  const ApiHealth& api_health() const { return api_health_; }
   /// Counts for progress messages and tests.
   int watches_started() const { return watches_started_; }
   int lists_started() const { return lists_started_; }
@@ -132,6 +136,7 @@ class PodWatcher : public Pollable {
   bool synced_ = false;
   bool deleted_ = false;
   Status error_;
+  ApiHealth api_health_;
   std::string resource_version_;
   TimePoint watch_started_{};
   int events_in_watch_ = 0;

@@ -12,6 +12,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/ssh/long_command.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -56,7 +57,10 @@ short DirectionsToEvents(int dirs) {
 
 ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command,
                          StdioFds stdio, bool no_stdin)
-    : session_(session), command_(std::move(command)), stdio_(stdio) {
+    : session_(session), stdio_(stdio) {
+  ExecPlan plan = PlanExec(command);
+  command_ = std::move(plan.request);
+  preamble_ = std::move(plan.stdin_preamble);
   out_.stream_id = 0;
   out_.sink = OutputFd(stdio.out);
   out_.discard = stdio.out < 0;
@@ -100,7 +104,9 @@ void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {
       fds->push_back({o->sink.fd(), POLLOUT, 0});
     }
   }
-  if (!stdin_eof_ && in_begin_ == in_end_) {
+  // Our stdin waits while the command itself is still being sent.
+  if (!stdin_eof_ && in_begin_ == in_end_ &&
+      preamble_sent_ == preamble_.size()) {
     fds->push_back({stdio_.in, POLLIN, 0});
   }
 }
@@ -299,6 +305,23 @@ StatusOr<bool> ExecChannel::PumpOut(OutStream* o, TimePoint now) {
 StatusOr<bool> ExecChannel::PumpIn() {
   bool progress = false;
   if (eof_sent_) return false;
+  if (preamble_sent_ < preamble_.size()) {
+    // The command, for the remote dd, before any byte of our stdin or EOF.
+    if (!Allowed(Op::kWrite)) return false;
+    ssize_t n =
+        libssh2_channel_write(channel_.get(), preamble_.data() + preamble_sent_,
+                              preamble_.size() - preamble_sent_);
+    if (n > 0) {
+      NoteDone(Op::kWrite);
+      preamble_sent_ += static_cast<size_t>(n);
+      return true;
+    }
+    if (n == LIBSSH2_ERROR_EAGAIN || n == 0) {
+      NoteEagain(Op::kWrite);
+      return false;
+    }
+    return ChannelError("sending the long command on stdin");
+  }
   if (in_begin_ < in_end_ && Allowed(Op::kWrite)) {
     ssize_t n = libssh2_channel_write(
         channel_.get(), in_buf_.data() + in_begin_, in_end_ - in_begin_);

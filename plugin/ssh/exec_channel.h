@@ -114,7 +114,9 @@ class ExecChannel {
 
   LIBSSH2_SESSION* session_;
   ChannelPtr channel_;
-  std::string command_;
+  std::string command_;   // The exec request (see long_command.h).
+  std::string preamble_;  // Written to stdin before the user's stdin.
+  size_t preamble_sent_ = 0;
   StdioFds stdio_;
   Phase phase_ = Phase::kOpen;
   Op blocker_ = Op::kNone;

@@ -17,11 +17,13 @@
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
+#include "plugin/ssh/algorithms.h"
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/kex_offer.h"
 #include "plugin/ssh/key_file.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_handles.h"
+#include "plugin/ssh/socket_fate.h"
 #include "plugin/ssh/ssh_client.h"
 
 namespace k8s_agent::ssh {
@@ -78,6 +80,7 @@ class Libssh2Connection : public SshConnection {
 
   State state() const override { return state_; }
   const Status& status() const override { return status_; }
+  bool refused() const override { return refused_; }
   Status Exec(const std::string& command, StdioFds stdio) override;
   const ExitResult& exit_result() const override { return exit_result_; }
   void Signal(const std::string& name) override;
@@ -91,7 +94,7 @@ class Libssh2Connection : public SshConnection {
   void Fail(Status status);
   void FinishConnect(TimePoint now);
   void StartHandshake(TimePoint now);
-  void PreferKnownHostKeyTypes();
+  Status PreferKnownHostKeyTypes();
   void Advance(TimePoint now);
   bool StepHandshake(TimePoint now);
   Status HandshakeError(int rc);
@@ -108,6 +111,8 @@ class Libssh2Connection : public SshConnection {
   // call reads at once.
   static ssize_t RecvHook(libssh2_socket_t fd, void* buffer, size_t length,
                           int flags, void** abstract);
+  static ssize_t SendHook(libssh2_socket_t fd, const void* buffer,
+                          size_t length, int flags, void** abstract);
 
   ResolvedSshOptions options_;
   Clock* clock_;
@@ -118,12 +123,14 @@ class Libssh2Connection : public SshConnection {
 
   State state_ = State::kConnecting;
   Status status_;
+  bool refused_ = false;  // connect() got ECONNREFUSED.
   TimePoint attempt_deadline_ = TimePoint::max();
   UniqueFd sock_;
   SessionPtr session_;
   bool handshake_done_ = false;
   std::string kex_received_;  // What the server sent until the handshake.
   short wait_events_ = 0;     // What the last EAGAIN waits for.
+  SocketFate fate_;           // Resets and closes that libssh2 hides.
 
   size_t identity_index_ = 0;
   size_t inspected_ = 0;  // Keys before this index were inspected.
@@ -157,6 +164,14 @@ Libssh2Connection::~Libssh2Connection() {
 
 void Libssh2Connection::Fail(Status status) {
   if (state_ == State::kFailed || state_ == State::kExited) return;
+  // A reset or close before any key was refused is a transport failure at
+  // this stage, whatever libssh2 called it ("Failed getting banner").
+  if (fate_.lost() && rejected_ == 0 &&
+      (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
+    status =
+        UnavailableError(fate_.Describe(ip_, port_) + " during " + PhaseName() +
+                         " (libssh2: " + status.message() + ")");
+  }
   state_ = State::kFailed;
   status_ = status.WithContext(where_);
   exec_.reset();  // Its channel dies with the session.
@@ -219,6 +234,7 @@ void Libssh2Connection::Start(TimePoint now) {
   } else if (errno == EINPROGRESS) {
     state_ = State::kConnecting;
   } else {
+    refused_ = errno == ECONNREFUSED;
     Fail(ErrnoError("connect", errno));
   }
 }
@@ -231,6 +247,7 @@ void Libssh2Connection::FinishConnect(TimePoint now) {
   }
   if (err == EINPROGRESS || err == EALREADY) return;
   if (err != 0) {
+    refused_ = err == ECONNREFUSED;
     Fail(ErrnoError("connect", err));
     return;
   }
@@ -246,8 +263,16 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
   libssh2_session_callback_set2(
       session_.get(), LIBSSH2_CALLBACK_RECV,
       reinterpret_cast<libssh2_cb_generic*>(&RecvHook));
+  libssh2_session_callback_set2(
+      session_.get(), LIBSSH2_CALLBACK_SEND,
+      reinterpret_cast<libssh2_cb_generic*>(&SendHook));
   libssh2_session_set_blocking(session_.get(), 0);
-  PreferKnownHostKeyTypes();
+  Status prefs = ApplyAlgorithmPrefs(session_.get(), options_.algorithms);
+  if (prefs.ok()) prefs = PreferKnownHostKeyTypes();
+  if (!prefs.ok()) {
+    Fail(prefs);
+    return;
+  }
   state_ = State::kHandshaking;
   Advance(now);
 }
@@ -255,18 +280,19 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
 // libssh2 prefers ECDSA host keys; when known_hosts holds another type for
 // this host, ask for that one first, as ssh does, so a known host is not
 // reported as unknown just because it has several keys.
-void Libssh2Connection::PreferKnownHostKeyTypes() {
+Status Libssh2Connection::PreferKnownHostKeyTypes() {
   std::vector<std::string> names = {KnownHostsName(alias_, port_)};
   if (ip_ != alias_) names.push_back(KnownHostsName(ip_, port_));
   std::vector<std::string> known =
       KnownKeyTypes(options_.known_hosts_files, names);
-  if (known.empty()) return;
-  const char** algs = nullptr;
-  int n = libssh2_session_supported_algs(session_.get(), LIBSSH2_METHOD_HOSTKEY,
-                                         &algs);
-  if (n <= 0 || algs == nullptr) return;
-  std::vector<std::string> supported(algs, algs + n);
-  libssh2_free(session_.get(), algs);
+  // HostKeyAlgorithms (OpenSSH's defaults: no ssh-rsa, ssh-dss) bounds what
+  // is offered at all; known_hosts only reorders it.
+  K8S_ASSIGN_OR_RETURN(
+      std::string allowed,
+      Libssh2Preference(
+          AlgorithmKind::kHostKey, options_.algorithms.host_keys,
+          SupportedAlgorithms(session_.get(), AlgorithmKind::kHostKey)));
+  std::vector<std::string> supported = Split(allowed, ',');
   std::vector<std::string> order;
   auto add = [&](const std::string& name) {
     bool ok = false;
@@ -281,6 +307,7 @@ void Libssh2Connection::PreferKnownHostKeyTypes() {
   std::string pref = Join(order, ",");
   libssh2_session_method_pref(session_.get(), LIBSSH2_METHOD_HOSTKEY,
                               pref.c_str());
+  return OkStatus();
 }
 
 void Libssh2Connection::Advance(TimePoint now) {
@@ -429,6 +456,27 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
     }
     std::string why = LastError(session_.get());
     ++identity_index_;
+    if (fate_.lost()) {
+      // libssh2 reports a reset while waiting for the answer as a refused
+      // key ("Waiting for USERAUTH response"): the socket knows better.
+      if (rejected_ == 0) {
+        Fail(UnavailableError(why));  // Fail() names the reset.
+        return false;
+      }
+      tried_.push_back(priv + " (then " + fate_.Describe(ip_, port_) + ")");
+      break;
+    }
+    if (IsUnreadableAuthReply(why)) {
+      Fail(FailedPreconditionError(
+          "authentication as user \"" + options_.user +
+          "\": libssh2 could not read the server's answer (" + why +
+          "), which was not a refusal of " + priv +
+          ": libssh2 drops packets over " +
+          std::to_string(kLibssh2MaxIncomingPacket) +
+          " bytes, and an sshd Banner that long does this (ssh accepts it); "
+          "shorten the Banner in sshd_config"));
+      return false;
+    }
     if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
         rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
       ++rejected_;
@@ -587,9 +635,11 @@ void Libssh2Connection::OnTimer(TimePoint now) {
 ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
                                     size_t length, int flags, void** abstract) {
   ssize_t n = ::recv(fd, buffer, length, flags);
-  if (n < 0) return -errno;  // libssh2's own convention (EAGAIN included).
+  int err = n < 0 ? errno : 0;
+  auto* self = static_cast<Libssh2Connection*>(*abstract);
+  self->fate_.OnRecv(n, err);
+  if (n < 0) return -err;  // libssh2's own convention (EAGAIN included).
   if (n > 0) {
-    auto* self = static_cast<Libssh2Connection*>(*abstract);
     self->last_inbound_ = self->clock_->Now();
     if (!self->handshake_done_ &&
         self->kex_received_.size() < kKexCaptureLimit) {
@@ -598,6 +648,15 @@ ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
     }
   }
   return n;
+}
+
+ssize_t Libssh2Connection::SendHook(libssh2_socket_t fd, const void* buffer,
+                                    size_t length, int flags, void** abstract) {
+  // MSG_NOSIGNAL: a peer that reset must not kill the agent with SIGPIPE.
+  ssize_t n = ::send(fd, buffer, length, flags | MSG_NOSIGNAL);
+  int err = n < 0 ? errno : 0;
+  static_cast<Libssh2Connection*>(*abstract)->fate_.OnSend(n, err);
+  return n < 0 ? -err : n;
 }
 
 // ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2

@@ -58,6 +58,9 @@ class SshConnection : public Pollable {
   virtual State state() const = 0;
   /// kFailed only.
   virtual const Status& status() const = 0;
+  /// kFailed: the TCP connect was refused (nothing listens yet, as while
+  /// sshd starts), the one failure worth retrying almost at once.
+  virtual bool refused() const { return false; }
   /// Starts `command` (one string for the remote shell, no pty) once
   /// kReady. Stdio is pumped by the loop; kExited when the remote side
   /// reported its exit and the output is drained.

@@ -154,6 +154,23 @@ bool HostLineMatches(const std::vector<std::string>& patterns,
   return matched;
 }
 
+AlgorithmKind AlgorithmKindOf(const std::string& lower_key) {
+  if (lower_key == "ciphers") return AlgorithmKind::kCipher;
+  if (lower_key == "macs") return AlgorithmKind::kMac;
+  if (lower_key == "hostkeyalgorithms") return AlgorithmKind::kHostKey;
+  return AlgorithmKind::kKex;
+}
+
+// The SshOptions field holding an algorithm list key, or nullptr.
+std::optional<std::string>* AlgorithmField(const std::string& lower_key,
+                                           SshOptions* options) {
+  if (lower_key == "ciphers") return &options->ciphers;
+  if (lower_key == "kexalgorithms") return &options->kex_algorithms;
+  if (lower_key == "macs") return &options->macs;
+  if (lower_key == "hostkeyalgorithms") return &options->host_key_algorithms;
+  return nullptr;
+}
+
 }  // namespace
 
 bool HostPatternMatches(const std::string& pattern_list,
@@ -183,6 +200,10 @@ void SshOptions::MergeFrom(const SshOptions& lower) {
   if (!batch_mode) batch_mode = lower.batch_mode;
   if (!log_level) log_level = lower.log_level;
   no_stdin = no_stdin || lower.no_stdin;
+  if (!ciphers) ciphers = lower.ciphers;
+  if (!kex_algorithms) kex_algorithms = lower.kex_algorithms;
+  if (!macs) macs = lower.macs;
+  if (!host_key_algorithms) host_key_algorithms = lower.host_key_algorithms;
 }
 
 Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
@@ -268,6 +289,10 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
                                   Printable(value) + "\"");
     }
     if (!options->log_level) options->log_level = v;
+  } else if (std::optional<std::string>* spec = AlgorithmField(key, options)) {
+    K8S_RETURN_IF_ERROR(
+        ApplyAlgorithmSpec(AlgorithmKindOf(key), value).status());
+    if (!*spec) *spec = value;
   } else {
     if (known != nullptr) *known = false;
   }
@@ -318,17 +343,28 @@ StatusOr<SshOptions> ParseSshConfig(const std::string& text,
   return options;
 }
 
-ResolvedSshOptions Resolve(const SshOptions& options) {
+std::optional<std::string> PasswdUserName(unsigned uid) {
+  struct passwd* pw = ::getpwuid(static_cast<uid_t>(uid));
+  if (pw == nullptr || pw->pw_name == nullptr || pw->pw_name[0] == '\0') {
+    return std::nullopt;
+  }
+  return std::string(pw->pw_name);
+}
+
+StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
+                                     UserLookup lookup) {
   ResolvedSshOptions r;
   std::string home = HomeDir();
   if (options.user) {
     r.user = *options.user;
-  } else if (const char* u = std::getenv("USER"); u != nullptr && *u) {
-    r.user = u;
-  } else if (struct passwd* pw = ::getpwuid(::getuid()); pw != nullptr) {
-    r.user = pw->pw_name;
+  } else if (std::optional<std::string> name = lookup(::getuid())) {
+    r.user = *name;
   } else {
-    r.user = "root";
+    // ssh: "No user exists for uid N". A container run with a uid that
+    // is not in its /etc/passwd must not silently log in as someone else.
+    return InvalidArgumentError(
+        "No user exists for uid " + std::to_string(::getuid()) +
+        " (no passwd entry): pass -l USER or set User in ssh_config");
   }
   if (options.port) r.port = *options.port;
 
@@ -378,6 +414,21 @@ ResolvedSshOptions Resolve(const SshOptions& options) {
     r.server_alive_count_max = *options.server_alive_count_max;
   }
   r.no_stdin = options.no_stdin;
+  struct {
+    const std::optional<std::string>& spec;
+    AlgorithmKind kind;
+    std::vector<std::string>* out;
+  } const lists[] = {
+      {options.kex_algorithms, AlgorithmKind::kKex, &r.algorithms.kex},
+      {options.ciphers, AlgorithmKind::kCipher, &r.algorithms.ciphers},
+      {options.macs, AlgorithmKind::kMac, &r.algorithms.macs},
+      {options.host_key_algorithms, AlgorithmKind::kHostKey,
+       &r.algorithms.host_keys},
+  };
+  for (const auto& l : lists) {
+    if (!l.spec) continue;
+    K8S_ASSIGN_OR_RETURN(*l.out, ApplyAlgorithmSpec(l.kind, *l.spec));
+  }
   return r;
 }
 

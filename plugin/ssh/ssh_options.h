@@ -10,6 +10,7 @@
 
 #include "plugin/base/clock.h"
 #include "plugin/base/status.h"
+#include "plugin/ssh/algorithms.h"
 
 namespace k8s_agent::ssh {
 
@@ -34,6 +35,9 @@ struct SshOptions {
   std::optional<std::string> log_level;
   /// -n: read no stdin (stdin is /dev/null under Open MPI anyway).
   bool no_stdin = false;
+  /// Ciphers=, KexAlgorithms=, MACs=, HostKeyAlgorithms= as written
+  /// (validated; "+x", "-x", "^x" edit OpenSSH's defaults).
+  std::optional<std::string> ciphers, kex_algorithms, macs, host_key_algorithms;
 
   /// Fills unset fields from `lower` (lower precedence).
   void MergeFrom(const SshOptions& lower);
@@ -73,11 +77,20 @@ struct ResolvedSshOptions {
   int server_alive_interval_s = 30;  ///< 0 disables keepalives.
   int server_alive_count_max = 3;
   bool no_stdin = false;
+  /// OpenSSH 9's defaults unless Ciphers= etc. changed them.
+  AlgorithmPrefs algorithms;
 };
 
-/// Fills defaults (user from the environment/passwd, home-relative
-/// paths, ~/.ssh/known_hosts).
-ResolvedSshOptions Resolve(const SshOptions& options);
+/// The login name of `uid` in the user database; nullopt if it has none.
+using UserLookup = std::optional<std::string> (*)(unsigned uid);
+std::optional<std::string> PasswdUserName(unsigned uid);
+
+/// Fills defaults (home-relative paths, ~/.ssh/known_hosts; the user, as
+/// ssh does, from -l/User or else the passwd entry of our uid, never from
+/// $USER). With neither, kInvalidArgument "No user exists for uid N"
+/// instead of guessing a user (ssh refuses too).
+StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
+                                     UserLookup lookup = &PasswdUserName);
 
 }  // namespace k8s_agent::ssh
 

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent {
@@ -37,6 +40,30 @@ TEST(HostNameTest, IpLiterals) {
   h = ParseHostName("[fd00:0::10]");
   ASSERT_THAT(h, IsOk());
   EXPECT_EQ(h->ip, "fd00::10");
+}
+
+TEST(HostNameTest, InetAtonFormsAreAddressesAsInSsh) {
+  // Given the IPv4 shorthands getaddrinfo (and so ssh) accepts, expect the
+  // same address, never a pod called "127".
+  for (auto [in, want] : std::vector<std::pair<const char*, const char*>>{
+           {"127.1", "127.0.0.1"},
+           {"10.1.2", "10.1.0.2"},
+           {"0x7f.0.0.1", "127.0.0.1"},
+           {"2130706433", "127.0.0.1"},
+           {"010.0.0.1", "8.0.0.1"}}) {
+    StatusOr<HostName> h = ParseHostName(in);
+    ASSERT_THAT(h, IsOk()) << in;
+    EXPECT_EQ(h->kind, HostName::Kind::kIp) << in;
+    EXPECT_EQ(h->ip, want) << in;
+  }
+  // Numeric but no address: a clear error, not a lookup of pod "10".
+  EXPECT_THAT(ParseHostName("10.0.0.256"),
+              StatusIs(Code::kInvalidArgument, "not a valid IPv4 address"));
+  EXPECT_THAT(ParseHostName("1.2.3.4 x"), StatusIs(Code::kInvalidArgument));
+  // Names that merely start with a digit stay names.
+  StatusOr<HostName> h = ParseHostName("0abc-1");
+  ASSERT_THAT(h, IsOk());
+  EXPECT_EQ(h->kind, HostName::Kind::kPodName);
 }
 
 TEST(HostNameTest, HostileNamesNeverReachAUrl) {

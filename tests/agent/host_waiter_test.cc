@@ -303,6 +303,29 @@ TEST_F(HostWaiterTest, RunningBeforeSshdRetriesQuicklyThenSucceeds) {
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
+TEST_F(HostWaiterTest, FailuresOtherThanRefusedBackOffFurther) {
+  // Given a listener that resets every handshake (not a refused connect),
+  // expect the delay to keep growing past the 25 ms refused-connect cap,
+  // to the trouble cap, instead of ~50 connections a second.
+  for (int i = 0; i < 20; ++i) {
+    ssh_.script.push_back(
+        {SshState::kFailed,
+         UnavailableError("Connection reset by 10.0.0.5 port 22 during SSH "
+                          "handshake")});
+  }
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  Duration wait{};
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_EQ(w.state(), State::kBackoff);
+    wait = w.NextWake() - clock_.Now();
+    Advance(wait);
+  }
+  EXPECT_GT(wait, milliseconds(500));
+  EXPECT_LE(wait, seconds(2));
+  EXPECT_EQ(ssh_.attempts.size(), 9u);
+}
+
 TEST_F(HostWaiterTest, StaleRunningSnapshotIsFollowedAfterARefusal) {
   // Given a lookup that says Running at an old IP whose sshd is gone, when the
   // pod is then deleted and recreated at a new IP, expect the agent to
@@ -478,6 +501,161 @@ TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
                                    "was deleted and not replaced within 30.0s "
                                    "(is its controller Job/j gone?"));
   EXPECT_LE(http_.size(), 15u) << "polls with backoff, not in a loop";
+}
+
+TEST_F(HostWaiterTest, SlowFirstProbeStartsTheWatchFromTheGetsVersion) {
+  // Given a GET that says Running and a probe that hangs (a silent TCP
+  // listener at the pod IP), expect no watch while a handshake could still
+  // be quick, then a watch from the GET's version, and a new IP acted on
+  // at once instead of after ConnectTimeout.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(
+      0, 200,
+      PodJson({.phase = "Running", .ip = "10.0.0.5", .rv = "30"}).dump());
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_EQ(w.state(), State::kProbing);
+  EXPECT_LE(w.NextWake(), clock_.Now() + seconds(1));
+  Advance(milliseconds(999));
+  EXPECT_EQ(http_.size(), 1u) << "a quick handshake needs no watch";
+  Advance(milliseconds(1));
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(Path(1), HasSubstr("watch=true"));
+  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=30"));
+  EXPECT_EQ(w.state(), State::kProbing);
+  EXPECT_FALSE(ssh_.attempts[0]->destroyed) << "the probe goes on meanwhile";
+  ssh_.Succeed();
+  http_.Headers(1, 200);
+  http_.Data(
+      1, Event("MODIFIED", {.phase = "Running", .ip = "10.0.0.6", .rv = "31"}));
+  EXPECT_TRUE(ssh_.attempts[0]->destroyed);
+  ASSERT_EQ(ssh_.attempts.size(), 2u);
+  EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.6");
+  EXPECT_EQ(w.state(), State::kReady);
+}
+
+TEST_F(HostWaiterTest, FailedOrDeletedDuringTheFirstProbeIsSeenAtOnce) {
+  // Given a hanging first probe, when the pod fails, expect the failure
+  // from the watch without waiting for the probe.
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200, PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  Advance(seconds(1));
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Headers(1, 200);
+  http_.Data(1, Event("MODIFIED", {.phase = "Failed", .rv = "11"}));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition, "is Failed"));
+  EXPECT_TRUE(ssh_.attempts[0]->destroyed);
+
+  // And when it is deleted, expect the probe abandoned.
+  HostWaiter& w2 = Make("w-0");
+  size_t get = http_.last_index();
+  http_.Respond(get, 200,
+                PodJson({.phase = "Running", .ip = "10.0.0.5"}).dump());
+  Advance(seconds(1));
+  ASSERT_EQ(http_.size(), get + 2);
+  http_.Headers(get + 1, 200);
+  http_.Data(
+      get + 1,
+      Event("DELETED", {.phase = "Running", .ip = "10.0.0.5", .rv = "12"}));
+  EXPECT_TRUE(ssh_.attempts.back()->destroyed);
+  EXPECT_EQ(w2.state(), State::kWaitingForPod);
+}
+
+TEST_F(HostWaiterTest, ApiOutageIsReportedAsSuchNotAsPodState) {
+  // Given a Pending pod being watched, when the API server stops answering,
+  // expect the progress line and the timeout to blame the API server (for
+  // how long, the last error), not the pod; and an answer to clear it.
+  WaitPolicy policy;
+  policy.timeout = seconds(60);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.waiting = "ContainerCreating"}).dump());
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Done(1, UnavailableError("GET https://10.96.0.1/...: Connection "
+                                 "refused"));
+  // Re-watches keep failing while time passes.
+  for (int i = 0; i < 200 && !w.done(); ++i) {
+    size_t last = http_.last_index();
+    if (http_.active(last)) {
+      http_.Done(last, UnavailableError("Connection refused"));
+    }
+    Advance(seconds(1));
+  }
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kDeadlineExceeded,
+                       "waiting for pod default/w-0: no usable answer from "
+                       "the API server for "));
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("last error: watch pods in default: Connection "
+                        "refused"));
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("last known: Pending: ContainerCreating"));
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("check that the API server https://10.96.0.1:443 is "
+                        "up and reachable"));
+  EXPECT_THAT(w.status().message(), Not(HasSubstr("kubectl describe pod")));
+}
+
+TEST_F(HostWaiterTest, ApiAnswerClearsTheOutage) {
+  WaitPolicy policy;
+  policy.timeout = seconds(60);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.waiting = "ContainerCreating"}).dump());
+  http_.Done(1, UnavailableError("Connection refused"));
+  Advance(w.NextWake() - clock_.Now());
+  size_t last = http_.last_index();
+  ASSERT_TRUE(http_.active(last));
+  http_.Headers(last, 200);
+  http_.Data(last,
+             Event("MODIFIED", {.rv = "11", .waiting = "ContainerCreating"}));
+  while (!w.done()) Advance(w.NextWake() - clock_.Now());
+  EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
+                                   "w-0: Pending: ContainerCreating for"));
+  EXPECT_THAT(w.status().message(), Not(HasSubstr("API server")));
+}
+
+TEST_F(HostWaiterTest, ApiDownFromTheStartSaysSoNotPodMissing) {
+  // Given an API server that never answers the GET, expect the timeout to
+  // say so, and never "does not exist" or a pod state.
+  WaitPolicy policy;
+  policy.timeout = seconds(20);
+  HostWaiter& w = Make("w-0", policy);
+  while (!w.done()) {
+    size_t last = http_.last_index();
+    if (http_.active(last)) {
+      http_.Done(last, UnavailableError("get pods in default: Connection "
+                                        "refused"));
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
+                                   "no usable answer from the API server for"));
+  EXPECT_THAT(w.status().message(), HasSubstr("the pod was not read yet"));
+}
+
+TEST_F(HostWaiterTest, OversizedEventIsNamedInTheFinalMessage) {
+  // Given a watch event over the 16 MiB limit (a 20 MB pod), expect the
+  // timeout to name that cause, not just "Pending".
+  WaitPolicy policy;
+  policy.timeout = seconds(30);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Respond(0, 200, PodJson({.waiting = "ContainerCreating"}).dump());
+  http_.Headers(1, 200);
+  std::string huge = R"({"type":"MODIFIED","object":{"metadata":{"name":"w-0",)"
+                     R"("annotations":{"a":")" +
+                     std::string(20u << 20, 'x');
+  http_.Data(1, huge);
+  while (!w.done()) {
+    size_t last = http_.last_index();
+    if (last > 1 && http_.active(last)) {
+      http_.Headers(last, 200);
+      http_.Data(last, huge);
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
+                                   "watch event larger than 16777216 bytes"));
+  EXPECT_THAT(w.status().message(), HasSubstr("no usable answer"));
 }
 
 TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {

@@ -6,10 +6,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
@@ -353,6 +357,38 @@ TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
   EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.1");
   EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.2");
   EXPECT_TRUE(ssh_.attempts[0]->destroyed);  // Closed after the check.
+}
+
+TEST_F(HostfileCollectorTest, SshReadyNamesLeftOutPodsWithoutVerbose) {
+  // Given sshd throttling one pod's handshake (MaxStartups closes it),
+  // expect that pod left out with a warning at the default level, naming
+  // it and the cause; a Pending pod stays an -v note.
+  ssh_.Succeed();
+  ssh_.script.push_back(
+      {ssh::SshConnection::State::kFailed,
+       UnavailableError("Connection closed by 10.0.0.2 port 22 during SSH "
+                        "handshake")});
+  char path[] = "/tmp/k8s-hostfile-log-XXXXXX";
+  int fd = ::mkstemp(path);
+  SetLogLevel(LogLevel::kWarning);
+  SetLogFd(fd);
+  HostfileCollector& c = Make({.ssh_ready = true});
+  http_.Respond(0, 200,
+                List({{.name = "w-0", .ip = "10.0.0.1"},
+                      {.name = "w-1", .ip = "10.0.0.2"},
+                      {.name = "w-2", .phase = "Pending", .ip = ""}},
+                     "5"));
+  SetLogFd(2);
+  ::close(fd);
+  std::ifstream in(path);
+  std::string log((std::istreambuf_iterator<char>(in)),
+                  std::istreambuf_iterator<char>());
+  ::unlink(path);
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(Names(), ElementsAre("w-0"));
+  EXPECT_THAT(log, HasSubstr("leaving out pod w-1: Running at 10.0.0.2 but "
+                             "ssh failed: Connection closed by 10.0.0.2"));
+  EXPECT_THAT(log, Not(HasSubstr("w-2")));
 }
 
 TEST_F(HostfileCollectorTest, SshReadyWaitsForPendingAttempts) {

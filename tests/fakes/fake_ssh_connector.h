@@ -22,12 +22,14 @@ class FakeConnection : public SshConnection {
     bool destroyed = false;
     std::string ip;
     std::string command;
+    bool refused = false;
   };
   explicit FakeConnection(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
   ~FakeConnection() override { s_->destroyed = true; }
 
   State state() const override { return s_->state; }
   const Status& status() const override { return s_->status; }
+  bool refused() const override { return s_->refused; }
   Status Exec(const std::string& command, StdioFds) override {
     s_->command = command;
     s_->state = State::kRunning;
@@ -53,6 +55,7 @@ class FakeSshConnector : public SshConnector {
   struct Outcome {
     SshConnection::State state;
     Status status;
+    bool refused = false;
   };
   std::deque<Outcome> script;
   std::vector<std::shared_ptr<FakeConnection::Shared>> attempts;
@@ -60,7 +63,7 @@ class FakeSshConnector : public SshConnector {
   void Refuse(int times) {
     for (int i = 0; i < times; ++i) {
       script.push_back({SshConnection::State::kFailed,
-                        UnavailableError("connect: Connection refused")});
+                        UnavailableError("connect: Connection refused"), true});
     }
   }
   void Succeed() { script.push_back({SshConnection::State::kReady, {}}); }
@@ -73,6 +76,7 @@ class FakeSshConnector : public SshConnector {
     if (!script.empty()) {
       shared->state = script.front().state;
       shared->status = script.front().status;
+      shared->refused = script.front().refused;
       script.pop_front();
     }
     attempts.push_back(shared);

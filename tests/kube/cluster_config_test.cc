@@ -16,6 +16,7 @@ namespace k8s_agent::kube {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class ClusterConfigTest : public ::testing::Test {
  protected:
@@ -236,6 +237,54 @@ TEST_F(ClusterConfigTest, ExecPluginUserIsExplained) {
   flags_.kubeconfig = Kubeconfig("exec: {command: gke-gcloud-auth-plugin}");
   EXPECT_THAT(LoadClusterConfig(flags_, source_),
               StatusIs(Code::kFailedPrecondition, "exec"));
+}
+
+TEST_F(ClusterConfigTest, MissingCurrentContextNamesFileAndContext) {
+  // Given a kubeconfig whose current-context names no context, expect the
+  // file and the context named, as kubectl does, not "no API server".
+  Write("stale", R"(apiVersion: v1
+current-context: gone
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1}
+clusters:
+- name: c1
+  cluster: {server: "https://10.0.0.1:6443"}
+)");
+  flags_.kubeconfig = dir_ + "/stale";
+  auto c = LoadClusterConfig(flags_, source_);
+  EXPECT_THAT(c, StatusIs(Code::kFailedPrecondition,
+                          "kubeconfig " + dir_ +
+                              "/stale: current-context \"gone\" does not "
+                              "exist (contexts in the file: \"dev\""));
+  EXPECT_THAT(c.status().message(), Not(HasSubstr("no Kubernetes API")));
+
+  // The same through $KUBECONFIG, with no contexts at all.
+  Write("empty", "apiVersion: v1\ncurrent-context: gone\n");
+  flags_.kubeconfig.clear();
+  source_.env["KUBECONFIG"] = dir_ + "/empty";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition,
+                       "\"gone\" does not exist (contexts in the file: none"));
+}
+
+TEST_F(ClusterConfigTest, MissingClusterOrServerIsNamed) {
+  Write("nocluster",
+        "current-context: dev\ncontexts:\n- name: dev\n  context: "
+        "{cluster: c9, user: u1}\n");
+  flags_.kubeconfig = dir_ + "/nocluster";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition,
+                       "cluster \"c9\" of context \"dev\" does not exist"));
+  Write("noserver",
+        "current-context: dev\ncontexts:\n- name: dev\n  context: "
+        "{cluster: c1}\nclusters:\n- name: c1\n  cluster: {}\n");
+  flags_.kubeconfig = dir_ + "/noserver";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition, "has no server"));
+  // --server fills the gap, as flags override single fields.
+  flags_.server = "https://10.9.9.9";
+  EXPECT_THAT(LoadClusterConfig(flags_, source_), IsOk());
 }
 
 }  // namespace

@@ -3,15 +3,20 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 
+#include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/api_status.h"
 #include "plugin/kube/json_depth.h"
 #include "plugin/kube/kube_client.h"
 #include "plugin/kube/pod.h"
+#include "plugin/kube/pod_watcher.h"
 #include "plugin/kube/watch_decoder.h"
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/status_matchers.h"
@@ -183,6 +188,49 @@ TEST_F(HostileClientTest, HugeErrorBodyGivesABoundedMessage) {
   EXPECT_THAT(result->status(), StatusIs(Code::kUnavailable, "HTTP 503"));
   EXPECT_LT(result->status().message().size(), 1000u);
   EXPECT_THAT(result->status().message(), Not(HasSubstr("secret-token")));
+}
+
+TEST_F(HostileClientTest, WatchAnsweredWithAnHtmlPageSaysSo) {
+  // Given a 200 whose body is a proxy's HTML page, expect an error that
+  // says "HTML page" rather than "malformed watch event".
+  std::optional<Status> end;
+  ApiCall call = client_.WatchPods(
+      "default", {}, [](const WatchEvent&) {},
+      [&](const Status& s) { end = s; });
+  transport_.Headers(0, 200, {{"content-type", "text/html; charset=utf-8"}});
+  transport_.Data(0, "<!DOCTYPE html><html><body>Sign in</body></html>\n");
+  ASSERT_TRUE(end.has_value());
+  EXPECT_THAT(*end, StatusIs(Code::kInternal,
+                             "watch pods in default: the "
+                             "server answered 200 with an "
+                             "HTML page"));
+  EXPECT_THAT(end->message(), HasSubstr("Sign in"));
+}
+
+TEST_F(HostileClientTest, HtmlWatchAnswerIsLoggedAtVerbose) {
+  // Given the same HTML answer to a PodWatcher, expect the retry to be
+  // logged at -v (not only -vv), naming the HTML page.
+  char path[] = "/tmp/k8s-html-log-XXXXXX";
+  int fd = ::mkstemp(path);
+  LogLevel old_level = GetLogLevel();
+  SetLogLevel(LogLevel::kInfo);
+  SetLogFd(fd);
+  PodWatcher watcher(
+      &client_, RealClock::Get(), "default", "w0", [] {}, 1);
+  watcher.Start(std::nullopt, "5", RealClock::Get()->Now());
+  transport_.Headers(0, 200, {{"content-type", "text/html"}});
+  transport_.Data(0, "<html>proxy error</html>");
+  SetLogFd(2);
+  SetLogLevel(old_level);
+  ::close(fd);
+  std::ifstream in(path);
+  std::string log((std::istreambuf_iterator<char>(in)),
+                  std::istreambuf_iterator<char>());
+  ::unlink(path);
+  EXPECT_EQ(watcher.state(), PodWatcher::State::kBackingOff);
+  EXPECT_THAT(log, HasSubstr("HTML page"));
+  EXPECT_THAT(log, HasSubstr("retrying in"));
+  EXPECT_TRUE(watcher.api_health().troubled());
 }
 
 }  // namespace

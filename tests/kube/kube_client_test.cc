@@ -65,6 +65,20 @@ TEST_F(KubeClientTest, GetPodRequestAndAnswer) {
   EXPECT_EQ(client_.requests(), 1);
 }
 
+TEST_F(KubeClientTest, GetPodAnsweredWithAnotherPodIsRejected) {
+  // Given GET pods/w1 answered with pod w0 (a rewriting proxy, a broken
+  // server), expect a permanent error naming both, never pod w0 as w1.
+  std::optional<StatusOr<Pod>> result;
+  ApiCall call = client_.GetPod(
+      "default", "w1", [&](StatusOr<Pod> p) { result = std::move(p); });
+  transport_.Respond(0, 200, kPodW0);
+  ASSERT_TRUE(result.has_value());
+  EXPECT_THAT(*result, StatusIs(Code::kInternal,
+                                "get pod default/w1: the API server answered "
+                                "with pod \"w0\""));
+  EXPECT_FALSE(IsRetryable(result->status()));
+}
+
 TEST_F(KubeClientTest, GetPodNotFound) {
   std::optional<StatusOr<Pod>> result;
   ApiCall call = client_.GetPod(

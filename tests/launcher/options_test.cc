@@ -1043,6 +1043,16 @@ TEST(UsageTextTest, DocumentsEveryOptionAndVariable) {
   }
 }
 
+TEST(UsageTextTest, DocumentsSignalExitAndAlgorithmOptions) {
+  // A remote death by signal N exits 128+N (ssh: 255); say so, and name
+  // the algorithm options and their OpenSSH 9 defaults.
+  std::string usage = UsageText();
+  EXPECT_THAT(usage, HasSubstr("128+N when it died of signal N"));
+  EXPECT_THAT(usage, HasSubstr("Ciphers, KexAlgorithms"));
+  EXPECT_THAT(usage,
+              HasSubstr("MACs, HostKeyAlgorithms (default: OpenSSH 9's"));
+}
+
 TEST(UsageTextTest, FitsIn80Columns) {
   std::istringstream lines(UsageText());
   std::string line;

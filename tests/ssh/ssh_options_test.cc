@@ -182,7 +182,7 @@ TEST_F(ResolveTest, DefaultsFromHome) {
   Touch(".ssh/id_ed25519");
   SshOptions o;
   o.user = "me";
-  ResolvedSshOptions r = Resolve(o);
+  ResolvedSshOptions r = Resolve(o).value();
   EXPECT_EQ(r.user, "me");
   EXPECT_EQ(r.port, 22);
   EXPECT_THAT(r.identity_files,
@@ -192,6 +192,23 @@ TEST_F(ResolveTest, DefaultsFromHome) {
   EXPECT_EQ(r.strict_host_key_checking, StrictHostKeyChecking::kYes);
 }
 
+std::optional<std::string> NoPasswdEntry(unsigned) { return std::nullopt; }
+std::optional<std::string> PasswdSaysMpiuser(unsigned) { return "mpiuser"; }
+
+TEST_F(ResolveTest, NoPasswdEntryRefusesLikeSshUnlessAUserIsGiven) {
+  // Given a uid with no passwd entry (a container run as a random uid),
+  // expect ssh's refusal rather than a guessed user; -l/User still works.
+  SshOptions o;
+  EXPECT_THAT(Resolve(o, &NoPasswdEntry),
+              StatusIs(Code::kInvalidArgument,
+                       "No user exists for uid " + std::to_string(::getuid())));
+  EXPECT_THAT(Resolve(o, &NoPasswdEntry).status().message(),
+              HasSubstr("-l USER or set User"));
+  EXPECT_EQ(Resolve(o, &PasswdSaysMpiuser)->user, "mpiuser");
+  o.user = "worker";
+  EXPECT_EQ(Resolve(o, &NoPasswdEntry)->user, "worker");
+}
+
 TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
   Touch(".ssh/id_ed25519");
   Touch("key");
@@ -199,7 +216,7 @@ TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
   o.identity_files = {"~/key", "~/missing"};
   o.user_known_hosts_files = {"~/kh"};
   o.connect_timeout = std::chrono::seconds(0);
-  ResolvedSshOptions r = Resolve(o);
+  ResolvedSshOptions r = Resolve(o).value();
   EXPECT_THAT(r.identity_files, ElementsAre(home_ + "/key"));
   EXPECT_EQ(r.known_hosts_files[0], home_ + "/kh");
   EXPECT_GT(r.connect_timeout, std::chrono::hours(1));  // 0 = no timeout.
@@ -217,7 +234,7 @@ std::string ResolveLog(const SshOptions& o, ResolvedSshOptions* r) {
   char path[] = "/tmp/ssh-resolve-log-XXXXXX";
   int fd = ::mkstemp(path);
   SetLogFd(fd);
-  *r = Resolve(o);
+  *r = Resolve(o).value();
   SetLogFd(2);
   ::close(fd);
   std::ifstream in(path);

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Faults and inputs from issue 18, each compared with what ssh does: the
+# k8s-agent binary against the fake API server and a loopback sshd, with
+# agent_test.sh's setup.
+#   hostile_test.sh AGENT_BINARY SCENARIO
+AGENT_TEST_LIB=1
+# shellcheck source=tests/integration/agent/agent_test.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+
+HOSTILE_DIRS=()
+hostile_cleanup() {
+  cleanup
+  for d in ${HOSTILE_DIRS[@]+"${HOSTILE_DIRS[@]}"}; do rm -rf "$d"; done
+}
+trap hostile_cleanup EXIT
+
+case "$SCENARIO" in
+probe-silent-listener)
+  # A listener at the pod IP that accepts and never speaks: the first probe
+  # hangs in the handshake. A new IP, or Failed, must be acted on while it
+  # hangs, not after ConnectTimeout (60 s here; the bound below is 20 s).
+  start_sshd
+  /usr/bin/python3 "$HERE/silent_listener.py" 127.0.0.2 "$SSH_PORT" "$T/accepted" &
+  AFTER_PIDS+=($!)
+  wait_for 5 bash -c "(exec 3<>/dev/tcp/127.0.0.2/$SSH_PORT) 2>/dev/null" || fail "silent listener did not start"
+  wait_for 5 test -s "$T/accepted" || fail "silent listener did not accept"
+  : > "$T/accepted"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.2"}'
+  run_agent_bg -o ConnectTimeout=60 --timeout 60s w-0 echo moved
+  wait_for 10 test -s "$T/accepted" || fail "the agent never reached the silent listener"
+  pod w-0 '{"podIP":"127.0.0.1"}'
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "new IP during a hung probe: rc $RC"
+  [ "$(cat "$T/out")" = moved ] || fail "stdout: $(cat "$T/out")"
+
+  : > "$T/accepted"
+  pod w-0 '{"podIP":"127.0.0.2"}'
+  run_agent_bg -o ConnectTimeout=60 --timeout 60s w-0 true
+  wait_for 10 test -s "$T/accepted" || fail "the agent never reached the silent listener (2)"
+  pod w-0 '{"phase":"Failed","reason":"Evicted","message":"gone"}'
+  wait_agent 20
+  [ $RC -eq 255 ] || fail "Failed during a hung probe: rc $RC"
+  grep -q 'pod default/w-0 is Failed: Evicted: gone' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "new IP and Failed seen while the first probe hung"
+  ;;
+api-down)
+  # The API server dies while the agent watches a Pending pod: the progress
+  # line and the final message must blame the API server, not the pod.
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  run_agent_bg --timeout 8s w-0 true
+  wait_watching 1
+  fake_apiserver_stop "$T/api"
+  wait_agent 30
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'w-0: waiting for pod default/w-0: no usable answer from the API server for' "$T/err" ||
+    fail "progress line does not name the API server: $(cat "$T/err")"
+  grep -q 'timed out after 8.0s waiting for pod default/w-0: no usable answer from the API server for .*failed request.*last error: .*; last known: Pending: ContainerCreating' "$T/err" ||
+    fail "final message: $(cat "$T/err")"
+  grep -q 'check that the API server https://127.0.0.1:[0-9]* is up and reachable' "$T/err" || fail "remedy: $(cat "$T/err")"
+  # Down from the start: never "does not exist" nor a pod state.
+  K8S_AGENT_SERVER=https://127.0.0.1:1 run_agent --timeout 3s w-0 true
+  [ $RC -eq 255 ] || fail "down from the start: rc $RC"
+  grep -q 'no usable answer from the API server for .*the pod was not read yet' "$T/err" || fail "down from the start: $(cat "$T/err")"
+  grep -q 'does not exist' "$T/err" && fail "blamed the pod: $(cat "$T/err")"
+  ok "$(tail -1 "$T/err")"
+  ;;
+token-injection)
+  # A token file holding a second header line is refused before any
+  # request, and the token is not printed.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  printf 'tok3n\r\nX-Injected: yes\n' > "$T/evil-token"
+  api POST /_control/stats/reset
+  K8S_AGENT_TOKEN_FILE="$T/evil-token" run_agent -vv w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "token file $T/evil-token holds a control character (0x0d) at byte 5" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'X-Injected\|tok3n' "$T/err" && fail "token bytes printed: $(cat "$T/err")"
+  [ "$(requests)" = 0 ] || fail "$(requests) request(s) reached the API server"
+  # One trailing newline (echo > file) is fine, as with kubectl.
+  printf '%s\n' "$(cat "$T/api/token")" > "$T/nl-token"
+  start_sshd
+  K8S_AGENT_TOKEN_FILE="$T/nl-token" run_agent w-0 echo ok
+  [ $RC -eq 0 ] && [ "$(cat "$T/out")" = ok ] || fail "trailing newline: rc $RC $(cat "$T/err")"
+  ok "refused before any request; a trailing newline still works"
+  ;;
+kubeconfig-missing-context)
+  cat > "$T/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: gone
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1}
+clusters:
+- name: c1
+  cluster: {server: "https://127.0.0.1:1"}
+users:
+- name: u1
+  user: {token: x}
+KC
+  env -u K8S_AGENT_SERVER -u K8S_AGENT_TOKEN_FILE -u K8S_AGENT_CERTIFICATE_AUTHORITY \
+    "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "kubeconfig $T/kubeconfig: current-context \"gone\" does not exist (contexts in the file: \"dev\"" "$T/err" ||
+    fail "message: $(cat "$T/err")"
+  grep -q 'no Kubernetes API server configured' "$T/err" && fail "old message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+no-passwd-entry)
+  # ssh refuses to run for a uid without a passwd entry; so does the agent
+  # (it used to log in as root).
+  uid=
+  for u in 4242 54321 60123; do getent passwd "$u" > /dev/null || { uid=$u; break; }; done
+  [ -n "$uid" ] || { echo "SKIP: no free uid"; exit 77; }
+  command -v setpriv > /dev/null || { echo "SKIP: no setpriv"; exit 77; }
+  setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/ USER=root \
+    K8S_AGENT_SERVER="$K8S_AGENT_SERVER" K8S_AGENT_NAMESPACE=default \
+    "$AGENT" -p "$SSH_PORT" w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "No user exists for uid $uid (no passwd entry): pass -l USER or set User" "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+auth-reset)
+  # The connection is reset while the agent waits for the answer to its
+  # public key (sshd's AuthorizedKeysCommand holds the answer; a proxy then
+  # sends RST): "Connection reset by ...", as ssh says, never "rejected".
+  akc_dir=$(mktemp -d -p /run k8s-agent-akc.XXXXXX)
+  HOSTILE_DIRS+=("$akc_dir")
+  chmod 755 "$akc_dir"  # sshd insists on a root-owned, unwritable path.
+  cat > "$akc_dir/akc" <<AKC
+#!/bin/sh
+touch $T/auth-started
+while [ -e $T/auth-started ]; do sleep 0.05; done
+cat $T/ssh/authorized_keys
+AKC
+  chmod 755 "$akc_dir/akc"
+  # Only the command may answer (first value wins in sshd_config).
+  sed -i "s|^AuthorizedKeysFile .*|AuthorizedKeysFile none|" "$T/ssh/sshd_config"
+  printf 'AuthorizedKeysCommand %s\nAuthorizedKeysCommandUser root\n' "$akc_dir/akc" >> "$T/ssh/sshd_config"
+  start_sshd
+  PX=$(free_port)
+  /usr/bin/python3 "$HERE/reset_proxy.py" "$PX" "$SSH_PORT" "$T/auth-started" "$T/proxy.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -e "$T/proxy.ready" || fail "proxy did not start"
+  printf '[w-0]:%s %s\n' "$PX" "$hostkey" >> "$T/ssh/known_hosts"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  "$AGENT" -p "$PX" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
+    --timeout 3s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC; sshd: $(cat "$T/sshd.log")"
+  grep -q "Connection reset by 127.0.0.1 port $PX during authentication" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+weak-algorithms)
+  # An sshd that only speaks what OpenSSH 9's client refuses by default:
+  # refused like ssh does, accepted when -o asks for it.
+  cp "$T/ssh/sshd_config" "$T/ssh/sshd_config.base"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  for case in "Ciphers aes128-cbc" "KexAlgorithms diffie-hellman-group14-sha1" "MACs hmac-md5"; do
+    key=${case%% *} value=${case#* }
+    { cat "$T/ssh/sshd_config.base"; echo "$case"; } > "$T/ssh/sshd_config"
+    start_sshd
+    run_agent --timeout 2s w-0 true
+    [ $RC -eq 255 ] || fail "$case: the agent offered $value by default (rc $RC)"
+    run_agent -o "$key=$value" w-0 echo "$value"
+    [ $RC -eq 0 ] && [ "$(cat "$T/out")" = "$value" ] || fail "-o $key=$value: rc $RC $(cat "$T/err")"
+    kill "$(cat "$T/sshd.pid")"
+    wait_for 10 sh -c "! kill -0 $(cat "$T/sshd.pid") 2>/dev/null" || fail "sshd did not stop"
+  done
+  ok "aes128-cbc, diffie-hellman-group14-sha1 and hmac-md5 only on request"
+  ;;
+long-command)
+  # ssh runs a 120 KB command; libssh2 cannot send an exec request over
+  # ~34.7 KB, so the agent sends such a command on stdin (see
+  # plugin/ssh/long_command.h). Around the limit, and far above it, with
+  # stdin after it.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  for n in 34725 34726 120000; do
+    pad=$(head -c $((n - 12)) /dev/zero | tr '\0' p)
+    cmd=": $pad; echo ran"
+    [ ${#cmd} -eq "$n" ] || fail "built ${#cmd} bytes, not $n"
+    run_agent w-0 "$cmd"
+    [ $RC -eq 0 ] && [ "$(cat "$T/out")" = ran ] || fail "$n-byte command: rc $RC $(head -c 500 "$T/err")"
+  done
+  pad=$(head -c 100000 /dev/zero | tr '\0' q)
+  printf 'from stdin\n' | "$AGENT" "${SSH_ARGS[@]}" w-0 ": $pad; cat; exit 3" > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 3 ] || fail "stdin after a long command: rc $RC $(head -c 500 "$T/err")"
+  [ "$(cat "$T/out")" = "from stdin" ] || fail "stdin after a long command: $(cat "$T/out")"
+  ok "34725, 34726 and 120000-byte commands ran; stdin and status intact"
+  ;;
+big-banner)
+  # An sshd Banner over libssh2's 40000-byte packet limit: the agent cannot
+  # read the answer to its key (ssh can), and must say that, not "rejected".
+  head -c 41000 /dev/zero | tr '\0' b | fold -w 80 > "$T/ssh/banner"
+  echo "Banner $T/ssh/banner" >> "$T/ssh/sshd_config"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent --timeout 10s w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "libssh2 could not read the server's answer" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'Banner' "$T/err" || fail "Banner not named: $(cat "$T/err")"
+  grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+*)
+  fail "unknown scenario"
+  ;;
+esac

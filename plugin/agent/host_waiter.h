@@ -169,9 +169,8 @@ class HostWaiter : public Pollable {
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
   std::optional<kube::Pod> direct_pod_;       // Snapshot when not watching.
+  std::string watch_from_rv_;                 // The lookup list's version.
   TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.
-  std::optional<kube::Pod> direct_pod_;  // Snapshot when not watching.
-  std::string watch_from_rv_;            // The lookup list's version.
   bool running_traced_ = false;
   PodStatusTrace pod_status_trace_;
   TimePoint missing_since_ = TimePoint::max();

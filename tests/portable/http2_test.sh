@@ -28,9 +28,11 @@ fail() {
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/key" -out "$t/crt" \
   -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 -days 1 2>/dev/null || fail "openssl req"
-mkdir -p "$t/doc/api/v1/namespaces/default/pods"
-printf '{"kind":"Pod","apiVersion":"v1","metadata":{"name":"w-0","namespace":"default","resourceVersion":"5"},"status":{"phase":"Failed","reason":"Evicted","message":"served over h2"}}' \
-  >"$t/doc/api/v1/namespaces/default/pods/w-0"
+# The agent's lookup is a name-selected LIST; nghttpd serves a file and
+# ignores the query, so the file at the collection's path is that answer.
+mkdir -p "$t/doc/api/v1/namespaces/default"
+printf '{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"5"},"items":[{"metadata":{"name":"w-0","namespace":"default","resourceVersion":"5"},"status":{"phase":"Failed","reason":"Evicted","message":"served over h2"}}]}' \
+  >"$t/doc/api/v1/namespaces/default/pods"
 echo token >"$t/token"
 port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 nghttpd -v -a 127.0.0.1 -d "$t/doc" "$port" "$t/key" "$t/crt" >"$t/log" 2>&1 &
@@ -47,5 +49,6 @@ out="$(env -u KUBECONFIG -u KUBERNETES_SERVICE_HOST K8S_AGENT_SERVER="https://12
 rc=$?
 [[ $rc -eq 255 ]] || fail "exit $rc: $out"
 [[ "$out" == *"is Failed: Evicted: served over h2"* ]] || fail "message: $out"
-grep -q ':path: /api/v1/namespaces/default/pods/w-0' "$t/log" || fail "nghttpd saw no HTTP/2 GET of the pod"
-echo "ok: HTTP/2 GET of the pod; $out"
+grep -q ':path: /api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dw-0' "$t/log" ||
+  fail "nghttpd saw no HTTP/2 lookup of the pod"
+echo "ok: HTTP/2 lookup of the pod; $out"

@@ -233,7 +233,9 @@ s_build() {
   # The launcher runs commands that need no ssh (an init container's `k8s-agent --hostfile`) without
   # a Secret, saying why it wrote no ~/.ssh/config. (The scenarios run the agent of both images.)
   out="$(podman run --rm "$LAUNCHER_IMAGE" k8s-agent --version 2>&1)" || fail "launcher without a Secret: $out"
-  [[ "$out" == *"no ssh Secret in /etc/ssh-secret"*"k8s-agent "[0-9]* ]] || fail "launcher without a Secret: $out"
+  # podman relays the container's stdout and stderr separately: their order in $out is not defined.
+  [[ "$out" == *"no ssh Secret in /etc/ssh-secret"* && "$out" == *"k8s-agent "[0-9]* ]] ||
+    fail "launcher without a Secret: $out"
   step "sizes: $(podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'k8s-agent|debian' | tr '\n' ';')"
   pass
 }

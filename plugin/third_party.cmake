@@ -18,7 +18,8 @@ endif()
 message(STATUS "third-party libraries: ${K8S_THIRD_PARTY_PREFIX}")
 # A changed recipe gives a new prefix: configure again when the script does.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-             "${PROJECT_SOURCE_DIR}/scripts/third_party.sh")
+             "${PROJECT_SOURCE_DIR}/scripts/third_party.sh"
+             "${PROJECT_SOURCE_DIR}/scripts/lib/cache.sh")
 
 # A static archive from Debian 12, by its file name so the .so beside it is
 # never picked.

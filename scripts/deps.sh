@@ -15,6 +15,8 @@ K8S_AGENT_PACKAGES=(
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
   nghttp2-server
+  # scripts/lint.sh, run by .ci/run: the style gates.
+  clang-format clang-tidy
 )
 
 k8s_agent_install_deps() {

@@ -72,6 +72,8 @@ CURL_CONFIGURE_FLAGS=(
 )
 
 log() { printf '[third-party %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=scripts/lib/cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 
 # What the build depends on beyond this file: the compiler and the exact -dev packages compiled against.
 recipe_inputs() {
@@ -157,7 +159,7 @@ build_curl() {
 }
 
 tp_ensure() {
-  local lockfd t old rc
+  local t rc
   if tp_check "$TP_PREFIX"; then
     printf '%s\n' "$TP_PREFIX"
     return 0
@@ -167,22 +169,14 @@ tp_ensure() {
       "or set K8S_AGENT_CACHE to a writable directory"
     return 1
   fi
-  exec {lockfd}>"$K8S_AGENT_CACHE/third-party.lock"
-  if ! flock -w 1800 "$lockfd"; then
-    log "lock $K8S_AGENT_CACHE/third-party.lock busy for 30 min"
-    return 1
-  fi
+  cache_lock "$K8S_AGENT_CACHE" third-party 1800 || return 1
   if tp_check "$TP_PREFIX"; then
     printf '%s\n' "$TP_PREFIX"
     return 0
   fi
   check_dev_packages || return 1
-  # Under the lock any temporary build dir is a leftover of a killed build.
-  for t in "$K8S_AGENT_CACHE"/.build-third-party.*; do
-    [[ -d "$t" ]] && rm -rf --one-file-system "$t"
-    [[ -f "$t" ]] && rm -f "$t"  # The log of an earlier failed build.
-  done
-  t="$(mktemp -d "$K8S_AGENT_CACHE/.build-third-party.XXXXXX")" || return 1
+  cache_sweep "$K8S_AGENT_CACHE" third-party
+  t="$(cache_mktemp "$K8S_AGENT_CACHE" third-party)" || return 1
   mkdir -p "$t/src" "$t/prefix"
   log "building libssh2 $LIBSSH2_VERSION and curl $CURL_VERSION into $TP_PREFIX (a few minutes; log $t.log)"
   local t0=$SECONDS
@@ -200,12 +194,7 @@ tp_ensure() {
   # The source packages stay for the licence texts and for anyone auditing the build.
   mkdir -p "$t/prefix/share/sources"
   find "$t/src" -maxdepth 1 -type f -exec mv {} "$t/prefix/share/sources/" \;
-  # A broken prefix of the same recipe is moved aside first (rename cannot replace a non-empty dir).
-  if [[ -e "$TP_PREFIX" ]]; then
-    old="$K8S_AGENT_CACHE/.build-third-party.broken.$$"
-    mv "$TP_PREFIX" "$old" && rm -rf --one-file-system "$old"
-  fi
-  mv "$t/prefix" "$TP_PREFIX" || return 1
+  cache_install "$t/prefix" "$TP_PREFIX" third-party || return 1
   rm -rf --one-file-system "$t"
   log "built $TP_PREFIX in $((SECONDS - t0)) s"
   printf '%s\n' "$TP_PREFIX"

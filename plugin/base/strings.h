@@ -20,6 +20,10 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
 std::string ToLower(std::string_view s);
 
+/// ssh's match_pattern: '*' matches any run, '?' one character; the rest
+/// compares exactly (callers lowercase both sides for host names).
+bool MatchPattern(std::string_view s, std::string_view pattern);
+
 /// Parses a Go-style duration ("10m", "1h30m", "250ms", "1.5s"); a bare
 /// number is seconds, as in ssh's ConnectTimeout. Negative values and
 /// garbage are kInvalidArgument.

@@ -337,8 +337,8 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
   // A 403 that is retried, or a malformed answer (an HTML page), is
   // unusual enough to say at -v; routine reconnects only at -vv.
-  bool news = why.code() == Code::kPermissionDenied ||
-              why.code() == Code::kInternal;
+  bool news =
+      why.code() == Code::kPermissionDenied || why.code() == Code::kInternal;
   Log(news ? LogLevel::kInfo : LogLevel::kDebug,
       Describe() + ": " + why.ToString() + "; retrying in " +
           FormatDuration(delay));

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "plugin/base/event_loop.h"
-#include "plugin/kube/api_retry.h"
 #include "plugin/kube/api_health.h"
+#include "plugin/kube/api_retry.h"
 #include "plugin/kube/kube_client.h"
 
 namespace k8s_agent::kube {

@@ -10,27 +10,6 @@
 namespace k8s_agent::ssh {
 namespace {
 
-// ssh's match_pattern: '*' any run, '?' one character.
-bool Glob(std::string_view s, std::string_view p) {
-  size_t si = 0, pi = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() && (p[pi] == '?' || p[pi] == s[si])) {
-      ++si;
-      ++pi;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
-
 bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
@@ -159,9 +138,9 @@ StatusOr<std::vector<std::string>> ApplyAlgorithmSpec(AlgorithmKind kind,
       break;
     case '-':
       for (const std::string& d : defaults) {
-        bool drop =
-            std::any_of(names.begin(), names.end(),
-                        [&](const std::string& p) { return Glob(d, p); });
+        bool drop = std::any_of(
+            names.begin(), names.end(),
+            [&](const std::string& p) { return MatchPattern(d, p); });
         if (!drop) out.push_back(d);
       }
       if (out.empty()) return bad("nothing left after removing");

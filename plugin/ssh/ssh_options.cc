@@ -111,42 +111,20 @@ std::string ExpandPath(const std::string& path, const std::string& home) {
   return path;
 }
 
-// ssh's match_pattern: '*' any run, '?' one character. Case-insensitive
-// because ssh lowercases the host name before matching.
-bool MatchPattern(std::string_view s, std::string_view p) {
-  size_t si = 0, pi = 0, star = std::string_view::npos, mark = 0;
-  while (si < s.size()) {
-    if (pi < p.size() &&
-        (p[pi] == '?' || std::tolower(static_cast<unsigned char>(p[pi])) ==
-                             std::tolower(static_cast<unsigned char>(s[si])))) {
-      ++si;
-      ++pi;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      mark = si;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      si = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
-}
-
 // A Host line matches when some pattern matches and no negated one does.
+// Case-insensitive: ssh lowercases the host name before matching.
 bool HostLineMatches(const std::vector<std::string>& patterns,
                      const std::string& host) {
+  const std::string lower_host = ToLower(host);
   bool matched = false;
   for (const std::string& word : patterns) {
-    for (const std::string& pattern : Split(word, ',')) {
+    for (const std::string& pattern : Split(ToLower(word), ',')) {
       if (pattern.empty()) continue;
       if (pattern[0] == '!') {
-        if (MatchPattern(host, std::string_view(pattern).substr(1))) {
+        if (MatchPattern(lower_host, std::string_view(pattern).substr(1))) {
           return false;
         }
-      } else if (MatchPattern(host, pattern)) {
+      } else if (MatchPattern(lower_host, pattern)) {
         matched = true;
       }
     }

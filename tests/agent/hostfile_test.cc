@@ -6,11 +6,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "plugin/base/log.h"
@@ -18,6 +15,7 @@
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/fake_ssh_connector.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent {
@@ -368,23 +366,17 @@ TEST_F(HostfileCollectorTest, SshReadyNamesLeftOutPodsWithoutVerbose) {
       {ssh::SshConnection::State::kFailed,
        UnavailableError("Connection closed by 10.0.0.2 port 22 during SSH "
                         "handshake")});
-  char path[] = "/tmp/k8s-hostfile-log-XXXXXX";
-  int fd = ::mkstemp(path);
   SetLogLevel(LogLevel::kWarning);
-  SetLogFd(fd);
-  HostfileCollector& c = Make({.ssh_ready = true});
-  http_.Respond(0, 200,
-                List({{.name = "w-0", .ip = "10.0.0.1"},
-                      {.name = "w-1", .ip = "10.0.0.2"},
-                      {.name = "w-2", .phase = "Pending", .ip = ""}},
-                     "5"));
-  SetLogFd(2);
-  ::close(fd);
-  std::ifstream in(path);
-  std::string log((std::istreambuf_iterator<char>(in)),
-                  std::istreambuf_iterator<char>());
-  ::unlink(path);
-  ASSERT_TRUE(c.done());
+  HostfileCollector* c = nullptr;
+  std::string log = CaptureLog([&] {
+    c = &Make({.ssh_ready = true});
+    http_.Respond(0, 200,
+                  List({{.name = "w-0", .ip = "10.0.0.1"},
+                        {.name = "w-1", .ip = "10.0.0.2"},
+                        {.name = "w-2", .phase = "Pending", .ip = ""}},
+                       "5"));
+  });
+  ASSERT_TRUE(c->done());
   EXPECT_THAT(Names(), ElementsAre("w-0"));
   EXPECT_THAT(log, HasSubstr("leaving out pod w-1: Running at 10.0.0.2 but "
                              "ssh failed: Connection closed by 10.0.0.2"));

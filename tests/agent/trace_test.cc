@@ -16,28 +16,13 @@
 
 #include "plugin/base/log.h"
 #include "tests/fakes/fake_clock.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent {
 namespace {
 
 using ::testing::HasSubstr;
-
-// Runs `body` with the log captured; returns what was logged.
-template <typename F>
-std::string CaptureLog(F body) {
-  char path[] = "/tmp/k8s-trace-log-XXXXXX";
-  int fd = ::mkstemp(path);
-  SetLogFd(fd);
-  body();
-  SetLogFd(2);
-  ::close(fd);
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  ::unlink(path);
-  return text;
-}
 
 TEST(TracerTest, FullDeviceIsReportedOnceAndTracingStops) {
   // Given --trace /dev/full (every write fails with ENOSPC), expect one

@@ -65,6 +65,16 @@ TEST(StringsTest, ParseIntBounds) {
   EXPECT_THAT(ParseInt("9999999999"), StatusIs(Code::kInvalidArgument));
 }
 
+TEST(StringsTest, MatchPatternGlobsLikeSsh) {
+  EXPECT_TRUE(MatchPattern("worker-3.ns", "worker-*"));
+  EXPECT_TRUE(MatchPattern("worker-3", "worker-?"));
+  EXPECT_TRUE(MatchPattern("aes128-ctr", "*-ctr"));
+  EXPECT_TRUE(MatchPattern("", "*"));
+  EXPECT_FALSE(MatchPattern("worker-30", "worker-?"));
+  EXPECT_FALSE(MatchPattern("Worker-3", "worker-*"));  // Exact case.
+  EXPECT_FALSE(MatchPattern("aes128-gcm", "*-ctr"));
+}
+
 TEST(StringsTest, ReadFileReportsMissingPath) {
   EXPECT_THAT(ReadFileToString("/nonexistent/k8s-agent"),
               StatusIs(Code::kNotFound, "/nonexistent/k8s-agent"));

@@ -29,6 +29,8 @@ OMPI5_ROOT="$K8S_OMPI5_CACHE/trixie-ompi5-$OMPI5_KEY"
 OMPI5_STAMP=".k8s-agent-ompi5-stamp"
 
 log() { printf '[ompi5-root %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=scripts/lib/cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/cache.sh"
 
 # A complete root: the stamp written last by the build matches, the tools the scenario runs exist and run.
 ompi5_check() {
@@ -72,25 +74,18 @@ build_into() {
 }
 
 ompi5_ensure() {
-  local lockfd t old rc
+  local t rc
   [[ $EUID -eq 0 ]] || {
     log "needs root"
     return 1
   }
   mkdir -p "$K8S_OMPI5_CACHE" || return 1
-  exec {lockfd}>"$K8S_OMPI5_CACHE/trixie-ompi5.lock"
-  if ! flock -w 1500 "$lockfd"; then
-    log "lock $K8S_OMPI5_CACHE/trixie-ompi5.lock busy for 25 min"
-    return 1
-  fi
+  cache_lock "$K8S_OMPI5_CACHE" trixie-ompi5 1500 || return 1
   if ompi5_check "$OMPI5_ROOT"; then
     printf '%s\n' "$OMPI5_ROOT"
     return 0
   fi
-  # Under the lock any temporary build dir is a leftover of a killed build.
-  for t in "$K8S_OMPI5_CACHE"/.build-trixie-ompi5.*; do
-    [[ -d "$t" ]] && rm -rf --one-file-system "$t"
-  done
+  cache_sweep "$K8S_OMPI5_CACHE" trixie-ompi5
   command -v debootstrap >/dev/null || {
     log "debootstrap missing (apt-get install debootstrap): cannot build the trixie root"
     return 77
@@ -99,8 +94,7 @@ ompi5_ensure() {
     log "Debian mirror $K8S_OMPI5_MIRROR unreachable (no network?): cannot build the trixie root"
     return 77
   fi
-  t="$(mktemp -d "$K8S_OMPI5_CACHE/.build-trixie-ompi5.XXXXXX")" || return 1
-  chmod 755 "$t"
+  t="$(cache_mktemp "$K8S_OMPI5_CACHE" trixie-ompi5)" || return 1
   log "building $OMPI5_SUITE + $OMPI5_PACKAGES in $t (several minutes; log $t.log)"
   local t0=$SECONDS
   build_into "$t" >"$t.log" 2>&1
@@ -117,12 +111,7 @@ ompi5_ensure() {
     return 1
   fi
   mv "$t.log" "$t/.build.log"
-  # A broken root of the same recipe is moved aside first (rename cannot replace a non-empty dir).
-  if [[ -e "$OMPI5_ROOT" ]]; then
-    old="$K8S_OMPI5_CACHE/.build-trixie-ompi5.broken.$$"
-    mv "$OMPI5_ROOT" "$old" && rm -rf --one-file-system "$old"
-  fi
-  mv "$t" "$OMPI5_ROOT" || return 1
+  cache_install "$t" "$OMPI5_ROOT" trixie-ompi5 || return 1
   log "built $OMPI5_ROOT in $((SECONDS - t0)) s"
   printf '%s\n' "$OMPI5_ROOT"
 }

@@ -38,6 +38,8 @@ RA_DIR="$K8S_REALAPI_CACHE/kube-apiserver-$RA_KEY"
 RA_STAMP=".k8s-agent-realapi-stamp"
 
 log() { printf '[realapi-build %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=scripts/lib/cache.sh
+source "$HERE/../../scripts/lib/cache.sh"
 
 # Runs a binary of the root with the root's loader and libraries (its glibc is newer than the host's).
 root_exec() {
@@ -105,24 +107,18 @@ build_into() {
 }
 
 ra_ensure() {
-  local lockfd t old rc
+  local t rc
   [[ $EUID -eq 0 ]] || {
     log "needs root"
     return 1
   }
   mkdir -p "$K8S_REALAPI_CACHE" || return 1
-  exec {lockfd}>"$K8S_REALAPI_CACHE/kube-apiserver.lock"
-  if ! flock -w 2400 "$lockfd"; then
-    log "lock $K8S_REALAPI_CACHE/kube-apiserver.lock busy for 40 min"
-    return 1
-  fi
+  cache_lock "$K8S_REALAPI_CACHE" kube-apiserver 2400 || return 1
   if ra_check "$RA_DIR"; then
     printf '%s\n' "$RA_DIR"
     return 0
   fi
-  for t in "$K8S_REALAPI_CACHE"/.build-kube-apiserver.*; do
-    [[ -d "$t" ]] && rm -rf --one-file-system "$t"
-  done
+  cache_sweep "$K8S_REALAPI_CACHE" kube-apiserver
   command -v debootstrap >/dev/null || {
     log "debootstrap missing (apt-get install debootstrap): cannot build kube-apiserver"
     return 77
@@ -131,8 +127,7 @@ ra_ensure() {
     log "Debian mirror $K8S_REALAPI_MIRROR unreachable (no network?): cannot build kube-apiserver"
     return 77
   fi
-  t="$(mktemp -d "$K8S_REALAPI_CACHE/.build-kube-apiserver.XXXXXX")" || return 1
-  chmod 755 "$t"
+  t="$(cache_mktemp "$K8S_REALAPI_CACHE" kube-apiserver)" || return 1
   log "building kube-apiserver v1.20.2 in $t (10-35 min cold; log $t.log)"
   local t0=$SECONDS
   build_into "$t" >"$t.log" 2>&1
@@ -150,11 +145,7 @@ ra_ensure() {
   fi
   printf '%s\n' "$((SECONDS - t0))" >"$t/.build-seconds"
   mv "$t.log" "$t/.build.log"
-  if [[ -e "$RA_DIR" ]]; then
-    old="$K8S_REALAPI_CACHE/.build-kube-apiserver.broken.$$"
-    mv "$RA_DIR" "$old" && rm -rf --one-file-system "$old"
-  fi
-  mv "$t" "$RA_DIR" || return 1
+  cache_install "$t" "$RA_DIR" kube-apiserver || return 1
   log "built $RA_DIR in $((SECONDS - t0)) s"
   printf '%s\n' "$RA_DIR"
 }

@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "plugin/base/log.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::ssh {
@@ -229,19 +230,9 @@ TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
 namespace k8s_agent::ssh {
 namespace {
 
-// Runs Resolve with the log captured in a temp file; returns the log.
+// Runs Resolve with the log captured; returns the log.
 std::string ResolveLog(const SshOptions& o, ResolvedSshOptions* r) {
-  char path[] = "/tmp/ssh-resolve-log-XXXXXX";
-  int fd = ::mkstemp(path);
-  SetLogFd(fd);
-  *r = Resolve(o).value();
-  SetLogFd(2);
-  ::close(fd);
-  std::ifstream in(path);
-  std::string text((std::istreambuf_iterator<char>(in)),
-                   std::istreambuf_iterator<char>());
-  ::unlink(path);
-  return text;
+  return CaptureLog([&] { *r = Resolve(o).value(); });
 }
 
 TEST_F(ResolveTest, KeyReadableByOthersWarnsLikeSshButIsUsed) {

@@ -19,6 +19,7 @@
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_client.h"
 #include "tests/fakes/status_matchers.h"
+#include "tests/integration/ssh/sshd_client_options.h"
 #include "tests/integration/ssh/sshd_fixture.h"
 
 namespace k8s_agent::ssh {
@@ -26,6 +27,7 @@ namespace {
 
 using State = SshConnection::State;
 using ::testing::HasSubstr;
+using testing::SshdClientOptions;
 using testing::SshdFixture;
 
 constexpr auto kStepTimeout = std::chrono::seconds(20);
@@ -115,12 +117,7 @@ class SshConnectionTest : public ::testing::Test {
   }
 
   ResolvedSshOptions Options() const {
-    ResolvedSshOptions o;
-    o.user = sshd_->user();
-    o.port = sshd_->port();
-    o.identity_files = {sshd_->user_key()};
-    o.strict_host_key_checking = StrictHostKeyChecking::kYes;
-    o.known_hosts_files = {known_hosts_};
+    ResolvedSshOptions o = SshdClientOptions(*sshd_, known_hosts_);
     o.connect_timeout = std::chrono::seconds(5);
     return o;
   }

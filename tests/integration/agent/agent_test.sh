@@ -814,10 +814,14 @@ no-token-leak)
   ;;
 trace-report)
   # --trace carries the pod's own timeline; --report turns it into phases.
+  # The agent's watch shows it has seen ContainerCreating; only then does
+  # the pod start, and sshd once it runs.
   pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
-  after 1 pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
-  after 1.5 start_sshd
-  run_agent w-0 true
+  run_agent_bg --timeout 30s w-0 true
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  wait_agent 30
   [ $RC -eq 0 ] || fail "rc $RC"
   trace_has begin
   grep '"event":"pod_status"' "$T/trace.jsonl" | grep -q '"waiting":\["ContainerCreating"\]' ||

@@ -14,6 +14,7 @@
 #include "plugin/base/signals.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/curl_transport.h"
+#include "plugin/kube/quantity.h"
 
 namespace k8s_agent {
 namespace {
@@ -27,8 +28,6 @@ constexpr Duration kProgressAfter = seconds(5);
 constexpr Duration kProgressEvery = seconds(30);
 // Pods named in a timeout or progress message; the rest are counted.
 constexpr size_t kMaxNamed = 10;
-
-constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
 // ("w-", "10") for "w-10"; ("w", "") for "w".
 std::pair<std::string_view, std::string_view> SplitOrdinal(
@@ -52,83 +51,6 @@ int CompareNumbers(std::string_view a, std::string_view b) {
   b = strip(b);
   if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
   return a.compare(b) < 0 ? -1 : (a.compare(b) > 0 ? 1 : 0);
-}
-
-// Floor of q * 1000 for a Kubernetes quantity; sums of milli-units keep
-// two 500m containers at one whole slot.
-StatusOr<int64_t> QuantityMilli(const std::string& q) {
-  Status invalid = InvalidArgumentError(
-      "\"" + Printable(q) +
-      "\" is not a non-negative resource quantity (e.g. 2, 500m, 4Ki)");
-  Status too_large =
-      InvalidArgumentError("quantity \"" + Printable(q) + "\" is too large");
-  size_t i = 0;
-  if (i < q.size() && q[i] == '+') ++i;
-  std::string digits;
-  int fraction_digits = 0;
-  bool dot = false;
-  for (; i < q.size(); ++i) {
-    char c = q[i];
-    if (std::isdigit(static_cast<unsigned char>(c))) {
-      digits += c;
-      if (dot) ++fraction_digits;
-    } else if (c == '.' && !dot) {
-      dot = true;
-    } else {
-      break;
-    }
-  }
-  if (digits.empty()) return invalid;
-  std::string suffix = q.substr(i);
-  int exp10 = 0;
-  int exp2 = 0;
-  static const struct {
-    const char* suffix;
-    int exp10;
-    int exp2;
-  } kSuffixes[] = {{"", 0, 0},    {"n", -9, 0},  {"u", -6, 0},  {"m", -3, 0},
-                   {"k", 3, 0},   {"M", 6, 0},   {"G", 9, 0},   {"T", 12, 0},
-                   {"P", 15, 0},  {"E", 18, 0},  {"Ki", 0, 10}, {"Mi", 0, 20},
-                   {"Gi", 0, 30}, {"Ti", 0, 40}, {"Pi", 0, 50}, {"Ei", 0, 60}};
-  bool known = false;
-  for (const auto& s : kSuffixes) {
-    if (suffix == s.suffix) {
-      exp10 = s.exp10;
-      exp2 = s.exp2;
-      known = true;
-      break;
-    }
-  }
-  if (!known) {
-    // Decimal exponent: "1e3", "5E-3".
-    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) {
-      return invalid;
-    }
-    StatusOr<int> e = ParseInt(suffix.substr(1));
-    if (!e.ok() || *e > 100 || *e < -100) return invalid;
-    exp10 = *e;
-  }
-  int e = exp10 - fraction_digits + 3;
-  size_t nz = digits.find_first_not_of('0');
-  if (nz == std::string::npos) return 0;
-  digits.erase(0, nz);
-  while (digits.back() == '0') {
-    digits.pop_back();
-    ++e;
-  }
-  if (digits.size() > 18) return too_large;
-  uint64_t m = 0;
-  for (char c : digits) m = m * 10 + static_cast<uint64_t>(c - '0');
-  for (int k = 0; k < exp2; ++k) {
-    if (m > static_cast<uint64_t>(kInt64Max) / 2) return too_large;
-    m *= 2;
-  }
-  for (; e > 0; --e) {
-    if (m > static_cast<uint64_t>(kInt64Max) / 10) return too_large;
-    m *= 10;
-  }
-  for (; e < 0 && m > 0; ++e) m /= 10;  // Repeated floor = one floor.
-  return static_cast<int64_t>(m);
 }
 
 std::string JoinLimited(const std::vector<std::string>& items) {
@@ -162,35 +84,6 @@ bool PodNameLess(const std::string& a, const std::string& b) {
   int c = CompareNumbers(a_ordinal, b_ordinal);
   if (c != 0) return c < 0;
   return a < b;  // "w-01" and "w-1": still a total order.
-}
-
-StatusOr<int64_t> QuantityFloor(const std::string& quantity) {
-  K8S_ASSIGN_OR_RETURN(int64_t milli, QuantityMilli(quantity));
-  return milli / 1000;
-}
-
-StatusOr<int64_t> PodResourceSlots(const kube::Pod& pod,
-                                   const std::string& resource) {
-  int64_t milli = 0;
-  for (const kube::ContainerSpec& c : pod.spec_containers) {
-    const char* where = "limits";
-    auto it = c.limits.find(resource);
-    if (it == c.limits.end()) {
-      where = "requests";
-      it = c.requests.find(resource);
-      if (it == c.requests.end()) continue;
-    }
-    StatusOr<int64_t> q = QuantityMilli(it->second);
-    if (!q.ok()) {
-      return q.status().WithContext("container " + c.name + " resources." +
-                                    where + "[" + resource + "]");
-    }
-    if (*q > kInt64Max - milli) {
-      return InvalidArgumentError("sum of " + resource + " is too large");
-    }
-    milli += *q;
-  }
-  return milli / 1000;
 }
 
 std::string FormatHostfile(const std::vector<HostEntry>& entries,
@@ -255,7 +148,8 @@ std::string HostfileCollector::WhyNot(const kube::Pod& pod,
   if (pod.pod_ip.empty()) return "Running without an IP";
   *slots = options_.slots;
   if (!options_.slots_from_resource.empty()) {
-    StatusOr<int64_t> n = PodResourceSlots(pod, options_.slots_from_resource);
+    StatusOr<int64_t> n =
+        kube::PodResourceSlots(pod, options_.slots_from_resource);
     if (!n.ok()) return n.status().message();
     if (*n <= 0) {
       return "no " + options_.slots_from_resource +

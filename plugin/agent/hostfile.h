@@ -55,15 +55,6 @@ struct HostEntry {
 /// w-2 comes before w-10), then by the whole name.
 bool PodNameLess(const std::string& a, const std::string& b);
 
-/// A resource quantity ("2", "500m", "1.5", "4Ki", "1e3") rounded down to
-/// an integer; kInvalidArgument when it is not a non-negative quantity.
-StatusOr<int64_t> QuantityFloor(const std::string& quantity);
-
-/// The sum over the pod's containers of resources.limits[resource], else
-/// resources.requests[resource]; 0 when no container names it.
-StatusOr<int64_t> PodResourceSlots(const kube::Pod& pod,
-                                   const std::string& resource);
-
 /// The hostfile text: one line per entry, in the given order.
 std::string FormatHostfile(const std::vector<HostEntry>& entries,
                            HostfileFormat format);

@@ -7,6 +7,10 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
+#include <string_view>
+
+#include "plugin/base/base64.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 
@@ -28,32 +32,11 @@ std::string Env(const InClusterSource& source, const std::string& key) {
   return it == source.env.end() ? std::string() : it->second;
 }
 
-StatusOr<std::string> Base64Decode(std::string_view in, const char* field) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+' || c == '-') return 62;
-    if (c == '/' || c == '_') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t acc = 0;
-  int bits = 0;
-  for (char c : in) {
-    if (c == '=' || c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    int v = value(c);
-    if (v < 0) {
-      return InvalidArgumentError(std::string(field) + ": invalid base64");
-    }
-    acc = (acc << 6) | static_cast<uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  return out;
+StatusOr<std::string> DecodeField(std::string_view in, const char* field) {
+  std::optional<std::string> out = Base64Decode(in);
+  if (!out)
+    return InvalidArgumentError(std::string(field) + ": invalid base64");
+  return std::move(*out);
 }
 
 // kubeconfig paths are relative to the file that names them.
@@ -143,7 +126,7 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
     std::string ca_data = Scalar(cluster, "certificate-authority-data");
     if (!ca_data.empty()) {
       K8S_ASSIGN_OR_RETURN(c.ca_pem,
-                           Base64Decode(ca_data, "certificate-authority-data"));
+                           DecodeField(ca_data, "certificate-authority-data"));
       c.ca_file.clear();
     }
     c.insecure_skip_tls_verify =
@@ -160,14 +143,13 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
       std::string cert_data = Scalar(user, "client-certificate-data");
       std::string key_data = Scalar(user, "client-key-data");
       if (!cert_data.empty()) {
-        K8S_ASSIGN_OR_RETURN(
-            c.client_cert_pem,
-            Base64Decode(cert_data, "client-certificate-data"));
+        K8S_ASSIGN_OR_RETURN(c.client_cert_pem,
+                             DecodeField(cert_data, "client-certificate-data"));
         c.client_cert_file.clear();
       }
       if (!key_data.empty()) {
         K8S_ASSIGN_OR_RETURN(c.client_key_pem,
-                             Base64Decode(key_data, "client-key-data"));
+                             DecodeField(key_data, "client-key-data"));
         c.client_key_file.clear();
       }
       bool has_credentials = !c.token.empty() || !c.token_file.empty() ||

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "plugin/base/base64.h"
 #include "plugin/base/strings.h"
-#include "plugin/ssh/known_hosts.h"
 
 namespace k8s_agent::ssh {
 namespace {

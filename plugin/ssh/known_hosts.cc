@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
 #include <functional>
 
+#include "plugin/base/base64.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
@@ -19,9 +19,6 @@
 
 namespace k8s_agent::ssh {
 namespace {
-
-constexpr char kB64[] =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 // One parsed known_hosts line.
 struct Entry {
@@ -116,57 +113,6 @@ HostKeyStatus CheckPlain(const Entry& e, const std::string& name,
 }
 
 }  // namespace
-
-std::string Base64Encode(std::string_view bytes) {
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  size_t i = 0;
-  auto b = [&](size_t k) { return static_cast<unsigned char>(bytes[k]); };
-  for (; i + 2 < bytes.size(); i += 3) {
-    unsigned v = (b(i) << 16) | (b(i + 1) << 8) | b(i + 2);
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += kB64[v & 63];
-  }
-  if (i + 1 == bytes.size()) {
-    unsigned v = b(i) << 16;
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == bytes.size()) {
-    unsigned v = (b(i) << 16) | (b(i + 1) << 8);
-    out += kB64[(v >> 18) & 63];
-    out += kB64[(v >> 12) & 63];
-    out += kB64[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
-}
-
-std::optional<std::string> Base64Decode(std::string_view text) {
-  std::string out;
-  unsigned acc = 0;
-  int bits = 0;
-  size_t pad = 0;
-  for (char c : text) {
-    if (c == '=') {
-      ++pad;
-      continue;
-    }
-    if (pad > 0) return std::nullopt;  // Data after padding.
-    const char* p = std::strchr(kB64, c);
-    if (c == '\0' || p == nullptr) return std::nullopt;
-    acc = (acc << 6) | static_cast<unsigned>(p - kB64);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((acc >> bits) & 0xff);
-    }
-  }
-  if (pad > 2) return std::nullopt;
-  return out;
-}
 
 std::string Sha256Fingerprint(std::string_view digest) {
   std::string b64 = Base64Encode(digest);

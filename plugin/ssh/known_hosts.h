@@ -16,11 +16,6 @@
 
 namespace k8s_agent::ssh {
 
-/// Standard base64 with padding (known_hosts keys).
-std::string Base64Encode(std::string_view bytes);
-/// Decodes standard base64; nullopt on malformed input.
-std::optional<std::string> Base64Decode(std::string_view text);
-
 /// ssh's fingerprint format for a SHA-256 digest (32 raw bytes):
 /// "SHA256:" + base64 without the '=' padding.
 std::string Sha256Fingerprint(std::string_view digest);

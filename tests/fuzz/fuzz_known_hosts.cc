@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/base/base64.h"
 #include "plugin/ssh/known_hosts.h"
 #include "tests/fuzz/input_file.h"
 
@@ -26,7 +27,7 @@ LIBSSH2_SESSION* Session() {
 
 // A real ssh-ed25519 key blob (the seed corpus uses this key).
 std::string KeyBlob() {
-  return *k8s_agent::ssh::Base64Decode(
+  return *k8s_agent::Base64Decode(
       "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl");
 }
 
@@ -45,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)k8s_agent::ssh::KnownKeyTypes(files, {"w-0", "[w-0]:2222"});
   // The input as base64 and as a key blob, too.
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  (void)k8s_agent::ssh::Base64Decode(text);
+  (void)k8s_agent::Base64Decode(text);
   (void)k8s_agent::ssh::KeyBlobType(text);
   return 0;
 }

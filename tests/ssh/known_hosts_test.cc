@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "plugin/base/base64.h"
 #include "plugin/base/strings.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -24,12 +25,7 @@ std::string Blob(char fill) {
   return b + std::string(32, fill);
 }
 
-TEST(Base64Test, RoundTripAndFingerprintFormat) {
-  for (const std::string s : {"", "f", "fo", "foo", "foob", "fooba"}) {
-    EXPECT_EQ(Base64Decode(Base64Encode(s)), s);
-  }
-  EXPECT_EQ(Base64Encode("foob"), "Zm9vYg==");
-  EXPECT_FALSE(Base64Decode("Zm9v!").has_value());
+TEST(FingerprintTest, Sha256Format) {
   // ssh prints SHA256 fingerprints without '=' padding.
   EXPECT_EQ(Sha256Fingerprint(std::string(32, '\0')),
             "SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");

@@ -12,6 +12,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/ssh/block_directions.h"
 #include "plugin/ssh/long_command.h"
 
 namespace k8s_agent::ssh {
@@ -44,13 +45,6 @@ bool Ready(int fd, short events) {
     n = ::poll(&p, 1, 0);
   } while (n < 0 && errno == EINTR);
   return n > 0 && p.revents != 0;
-}
-
-short DirectionsToEvents(int dirs) {
-  short ev = 0;
-  if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND) ev |= POLLIN;
-  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ev |= POLLOUT;
-  return ev;
 }
 
 }  // namespace
@@ -94,7 +88,6 @@ void ExecChannel::NoteEagain(Op op) {
   } else if (blocker_ == op) {
     blocker_ = Op::kNone;
   }
-  if (dirs == 0) socket_events_ |= POLLIN;  // Never wait on nothing.
 }
 
 void ExecChannel::CollectStdioFds(std::vector<pollfd>* fds) const {

@@ -18,6 +18,7 @@
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/algorithms.h"
+#include "plugin/ssh/block_directions.h"
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/kex_offer.h"
 #include "plugin/ssh/key_file.h"
@@ -35,13 +36,6 @@ constexpr long kTeardownTimeoutMs = 250;
 // Bytes of the server's banner and first KEXINIT kept to explain a failed
 // negotiation (a KEXINIT is a few KiB at most).
 constexpr size_t kKexCaptureLimit = 64 * 1024;
-
-short DirectionsToEvents(int dirs) {
-  short ev = 0;
-  if (dirs & LIBSSH2_SESSION_BLOCK_INBOUND) ev |= POLLIN;
-  if (dirs & LIBSSH2_SESSION_BLOCK_OUTBOUND) ev |= POLLOUT;
-  return ev == 0 ? POLLIN : ev;
-}
 
 bool FileExists(const std::string& path) {
   return ::access(path.c_str(), R_OK) == 0;

@@ -12,10 +12,6 @@
 namespace k8s_agent {
 namespace {
 
-// Lists during resolution are paged so a namespace with thousands of pods
-// cannot produce one huge answer.
-constexpr int kListPageSize = 500;
-
 std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
 
 // The same scale as a trace record's t_mono_us.
@@ -114,7 +110,7 @@ void HostWaiter::List(TimePoint now) {
   listing_ = true;
   kube::ListOptions options;
   options.label_selector = policy_.label_selector;
-  options.limit = kListPageSize;
+  options.limit = kube::kListPageSize;
   options.continue_token = listed_.continue_token;
   options.resource_version = "0";  // From the watch cache, as in Lookup().
   RetireCall();

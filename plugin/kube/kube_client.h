@@ -17,6 +17,11 @@
 
 namespace k8s_agent::kube {
 
+/// ListOptions::limit for label-selector lists: paged, as client-go's
+/// reflector pages them, so a namespace with thousands of pods never
+/// produces one huge answer.
+constexpr int kListPageSize = 500;
+
 struct ListOptions {
   std::string label_selector;
   std::string field_selector;

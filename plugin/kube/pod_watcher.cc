@@ -18,10 +18,6 @@ namespace {
 // would become a tight loop.
 constexpr Duration kVeryShortWatch = seconds(1);
 
-// Selector-mode lists are paged (as client-go's reflector does) so a big
-// namespace never produces one huge answer.
-constexpr int kListPageSize = 500;
-
 bool SamePod(const Pod& a, const Pod& b) {
   return a.uid == b.uid && a.resource_version == b.resource_version;
 }

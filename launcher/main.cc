@@ -2,7 +2,6 @@
 // k8s-agent: parse the ssh-style command line, run the agent, map the
 // outcome to an exit status the way ssh(1) does.
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include "launcher/report_main.h"
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
+#include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/std_fds.h"
 #include "plugin/base/strings.h"
@@ -40,13 +40,6 @@ std::map<std::string, std::string> Environment() {
   return env;
 }
 
-std::string HomeDir(const std::map<std::string, std::string>& env) {
-  auto it = env.find("HOME");
-  if (it != env.end() && !it->second.empty()) return it->second;
-  struct passwd* pw = getpwuid(getuid());
-  return pw != nullptr && pw->pw_dir != nullptr ? pw->pw_dir : "/";
-}
-
 void PrintOut(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
@@ -59,9 +52,11 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
     const Options& options, const std::map<std::string, std::string>& env) {
   ssh::SshOptions merged = options.ssh;
   std::string host = options.host;
-  std::string user_config = options.ssh_config_file.empty()
-                                ? HomeDir(env) + "/.ssh/config"
-                                : options.ssh_config_file;
+  auto home = env.find("HOME");
+  std::string user_config =
+      options.ssh_config_file.empty()
+          ? HomeDir(home == env.end() ? "" : home->second) + "/.ssh/config"
+          : options.ssh_config_file;
   for (const std::string& path :
        {user_config, std::string("/etc/ssh/ssh_config")}) {
     StatusOr<std::string> text = ReadFileToString(path);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 
@@ -68,14 +69,6 @@ std::vector<std::string> SplitArgs(std::string_view s) {
     out.push_back(std::move(word));
   }
   return out;
-}
-
-std::string HomeDir() {
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && home[0] != '\0') return home;
-  struct passwd* pw = ::getpwuid(::getuid());
-  if (pw != nullptr && pw->pw_dir != nullptr) return pw->pw_dir;
-  return "/";
 }
 
 bool IsReadableFile(const std::string& path) {
@@ -332,7 +325,8 @@ std::optional<std::string> PasswdUserName(unsigned uid) {
 StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
                                      UserLookup lookup) {
   ResolvedSshOptions r;
-  std::string home = HomeDir();
+  const char* home_env = std::getenv("HOME");
+  std::string home = HomeDir(home_env != nullptr ? home_env : "");
   if (options.user) {
     r.user = *options.user;
   } else if (std::optional<std::string> name = lookup(::getuid())) {

@@ -129,7 +129,7 @@ class [[nodiscard]] StatusOr {
   lhs = std::move(tmp).value()
 // NOLINTEND(bugprone-macro-parentheses)
 
-/// `K8S_ASSIGN_OR_RETURN(auto pod, client.GetPod(name));`
+/// `K8S_ASSIGN_OR_RETURN(kube::Pod pod, kube::Pod::FromJson(body));`
 #define K8S_ASSIGN_OR_RETURN(lhs, expr)                                        \
   K8S_ASSIGN_OR_RETURN_IMPL_(K8S_STATUS_CONCAT_(k8s_statusor_, __LINE__), lhs, \
                              expr)

@@ -303,31 +303,6 @@ ApiCall KubeClient::StartBuffered(
   return call;
 }
 
-ApiCall KubeClient::GetPod(const std::string& ns, const std::string& name,
-                           PodCallback done) {
-  std::string where = "get pod " + ns + "/" + name;
-  return StartBuffered(
-      MakeGet(PodsPath(ns) + "/" + Escape(name)),
-      [done = std::move(done), where, name](StatusOr<std::string> body) {
-        if (!body.ok()) {
-          done(body.status());
-          return;
-        }
-        StatusOr<Pod> pod = Pod::FromJson(*body);
-        if (pod.ok() && pod->name != name) {
-          // A proxy or a broken server answering for another object: using
-          // it would probe and run the command on the wrong pod.
-          done(InternalError(where + ": the API server answered with pod \"" +
-                             Printable(pod->name) +
-                             "\" (metadata.name differs from the name asked "
-                             "for; is a proxy rewriting requests?)"));
-          return;
-        }
-        done(pod.ok() ? std::move(pod) : pod.status().WithContext(where));
-      },
-      "get", ns);
-}
-
 ApiCall KubeClient::ListPods(const std::string& ns, const ListOptions& options,
                              ListCallback done) {
   Query query;

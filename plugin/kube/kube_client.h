@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Pods API calls (get, list, watch) over an HttpTransport. No retries here.
+// Pods API calls (list, watch) over an HttpTransport. No retries here.
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_KUBE_CLIENT_H_
 #define K8S_AGENT_PLUGIN_KUBE_KUBE_CLIENT_H_
@@ -55,13 +55,10 @@ class KubeClient {
   /// `transport` must outlive the client.
   KubeClient(HttpTransport* transport, ClusterConfig config);
 
-  using PodCallback = std::function<void(StatusOr<Pod>)>;
   using ListCallback = std::function<void(StatusOr<PodList>)>;
   using EventCallback = std::function<void(const WatchEvent&)>;
   using EndCallback = std::function<void(const Status&)>;
 
-  ApiCall GetPod(const std::string& ns, const std::string& name,
-                 PodCallback done);
   ApiCall ListPods(const std::string& ns, const ListOptions& options,
                    ListCallback done);
   /// Streams events until the server ends the watch (`end` gets ok), the

@@ -163,10 +163,11 @@ class HostileClientTest : public ::testing::Test {
   KubeClient client_;
 };
 
-TEST_F(HostileClientTest, GetBodyFarOverTheLimitIsAnErrorNotAnAllocation) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+TEST_F(HostileClientTest, BodyFarOverTheLimitIsAnErrorNotAnAllocation) {
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ListOptions{},
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Headers(0, 200);
   std::string mib(1u << 20, ' ');
   for (int i = 0; i < 80; ++i) transport_.Data(0, mib);  // 80 MiB of blanks.
@@ -177,9 +178,10 @@ TEST_F(HostileClientTest, GetBodyFarOverTheLimitIsAnErrorNotAnAllocation) {
 }
 
 TEST_F(HostileClientTest, HugeErrorBodyGivesABoundedMessage) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ListOptions{},
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Headers(0, 503);
   std::string mib(1u << 20, 'e');
   for (int i = 0; i < 8; ++i) transport_.Data(0, mib);

@@ -21,6 +21,12 @@ using ::testing::SizeIs;
 constexpr char kPodW0[] =
     R"({"kind":"Pod","metadata":{"name":"w0","namespace":"default","uid":"u1","resourceVersion":"7"},"status":{"phase":"Running","podIP":"10.0.0.5"}})";
 
+ListOptions ByName(const std::string& name) {
+  ListOptions options;
+  options.field_selector = "metadata.name=" + name;
+  return options;
+}
+
 std::string StatusBody(int code, const std::string& reason,
                        const std::string& message) {
   return R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":")" +
@@ -42,47 +48,39 @@ class KubeClientTest : public ::testing::Test {
   KubeClient client_;
 };
 
-TEST_F(KubeClientTest, GetPodRequestAndAnswer) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+TEST_F(KubeClientTest, ListByNameRequestAndAnswer) {
+  // How the agent looks a host's pod up: a list with a field selector.
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ByName("w0"),
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   ASSERT_EQ(transport_.size(), 1u);
   const HttpRequest& r = transport_.last();
   EXPECT_EQ(r.method, "GET");
-  EXPECT_EQ(r.path, "/api/v1/namespaces/default/pods/w0");
+  EXPECT_EQ(r.path,
+            "/api/v1/namespaces/default/pods?fieldSelector=metadata.name%3Dw0");
   EXPECT_FALSE(r.streaming);
   EXPECT_THAT(r.headers, Contains("Accept: application/json"));
   EXPECT_THAT(r.headers, Contains("User-Agent: k8s-agent/0.1"));
   EXPECT_FALSE(result.has_value());  // Never synchronous.
   transport_.Headers(0, 200);
-  std::string body = kPodW0;
+  std::string body = R"({"metadata":{"resourceVersion":"9"},"items":[)" +
+                     std::string(kPodW0) + "]}";
   transport_.Data(0, body.substr(0, 10));
   transport_.Data(0, body.substr(10));
   transport_.Done(0);
   ASSERT_TRUE(result.has_value());
   ASSERT_THAT(*result, IsOk());
-  EXPECT_EQ((*result)->pod_ip, "10.0.0.5");
+  ASSERT_THAT((*result)->items, SizeIs(1));
+  EXPECT_EQ((*result)->items[0].pod_ip, "10.0.0.5");
   EXPECT_EQ(client_.requests(), 1);
 }
 
-TEST_F(KubeClientTest, GetPodAnsweredWithAnotherPodIsRejected) {
-  // Given GET pods/w1 answered with pod w0 (a rewriting proxy, a broken
-  // server), expect a permanent error naming both, never pod w0 as w1.
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w1", [&](StatusOr<Pod> p) { result = std::move(p); });
-  transport_.Respond(0, 200, kPodW0);
-  ASSERT_TRUE(result.has_value());
-  EXPECT_THAT(*result, StatusIs(Code::kInternal,
-                                "get pod default/w1: the API server answered "
-                                "with pod \"w0\""));
-  EXPECT_FALSE(IsRetryable(result->status()));
-}
-
-TEST_F(KubeClientTest, GetPodNotFound) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "nope", [&](StatusOr<Pod> p) { result = std::move(p); });
+TEST_F(KubeClientTest, NotFound) {
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ListOptions{},
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Respond(
       0, 404, StatusBody(404, "NotFound", "pods \\\"nope\\\" not found"));
   ASSERT_TRUE(result.has_value());
@@ -109,9 +107,10 @@ TEST_F(KubeClientTest, ForbiddenNamesVerbResourceAndRbac) {
 }
 
 TEST_F(KubeClientTest, UnauthorizedNamesTokenFileNotToken) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ByName("w0"),
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Respond(0, 401, StatusBody(401, "Unauthorized", "Unauthorized"));
   EXPECT_THAT(*result, StatusIs(Code::kUnauthenticated, "token file /var/run"));
   client_.InvalidateToken();
@@ -148,23 +147,24 @@ TEST_F(KubeClientTest, StatusMapping) {
 TEST_F(KubeClientTest, RetryAfterTravelsInTheStatus) {
   // Given a 429 with Retry-After and a 504 whose Status carries
   // retryAfterSeconds, expect both delays in the returned Status.
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ByName("w0"),
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Respond(0, 429, StatusBody(429, "TooManyRequests", "slow"),
                      {{"retry-after", "3"}});
   EXPECT_THAT(*result, StatusIs(Code::kResourceExhausted, "Retry-After 3.0s"));
   EXPECT_EQ(result->status().retry_after(), seconds(3));
-  call = client_.GetPod("default", "w0",
-                        [&](StatusOr<Pod> p) { result = std::move(p); });
+  call = client_.ListPods("default", ByName("w0"),
+                          [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Respond(
       1, 504,
       R"({"kind":"Status","code":504,"reason":"Timeout","message":"Too large )"
       R"(resource version","details":{"retryAfterSeconds":1}})");
   EXPECT_THAT(*result, StatusIs(Code::kUnavailable));
   EXPECT_EQ(result->status().retry_after(), seconds(1));
-  call = client_.GetPod("default", "w0",
-                        [&](StatusOr<Pod> p) { result = std::move(p); });
+  call = client_.ListPods("default", ByName("w0"),
+                          [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Respond(2, 503, "unavailable");
   EXPECT_EQ(result->status().retry_after(), Duration::zero());
 }
@@ -269,17 +269,18 @@ TEST_F(KubeClientTest, WatchMalformedEventEndsWithInternalAndCancels) {
 }
 
 TEST_F(KubeClientTest, TransportErrorPassesThroughWithContext) {
-  std::optional<StatusOr<Pod>> result;
-  ApiCall call = client_.GetPod(
-      "default", "w0", [&](StatusOr<Pod> p) { result = std::move(p); });
+  std::optional<StatusOr<PodList>> result;
+  ApiCall call =
+      client_.ListPods("default", ByName("w0"),
+                       [&](StatusOr<PodList> l) { result = std::move(l); });
   transport_.Done(0, UnavailableError("Connection refused"));
   EXPECT_THAT(*result, StatusIs(Code::kUnavailable, "Connection refused"));
 }
 
 TEST_F(KubeClientTest, DestroyingCallCancelsAndSilences) {
   bool called = false;
-  ApiCall call =
-      client_.GetPod("default", "w0", [&](StatusOr<Pod>) { called = true; });
+  ApiCall call = client_.ListPods("default", ByName("w0"),
+                                  [&](StatusOr<PodList>) { called = true; });
   call.reset();
   EXPECT_TRUE(transport_.cancelled(0));
   transport_.Respond(0, 200, kPodW0);

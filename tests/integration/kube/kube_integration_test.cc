@@ -197,14 +197,28 @@ class KubeIntegrationTest : public ::testing::Test {
     return done();
   }
 
-  StatusOr<Pod> Get(const std::string& name) {
-    std::optional<StatusOr<Pod>> result;
-    ApiCall call = client_->GetPod(
-        "default", name, [&](StatusOr<Pod> p) { result = std::move(p); });
+  // Lists pods by name, as the agent looks a host's pod up.
+  StatusOr<PodList> ListByName(const std::string& name) {
+    ListOptions options;
+    options.field_selector = "metadata.name=" + name;
+    std::optional<StatusOr<PodList>> result;
+    ApiCall call =
+        client_->ListPods("default", options,
+                          [&](StatusOr<PodList> l) { result = std::move(l); });
     if (!RunUntil([&] { return result.has_value(); })) {
       return DeadlineExceededError("no answer");
     }
     return *result;
+  }
+
+  // The one pod ListByName finds; kNotFound when it finds none.
+  StatusOr<Pod> Get(const std::string& name) {
+    K8S_ASSIGN_OR_RETURN(PodList list, ListByName(name));
+    if (list.items.size() != 1) {
+      return NotFoundError(std::to_string(list.items.size()) + " pods named " +
+                           name);
+    }
+    return list.items[0];
   }
 
   std::unique_ptr<PodWatcher> Watcher(const std::string& name) {
@@ -228,15 +242,16 @@ class KubeIntegrationTest : public ::testing::Test {
   int changes_ = 0;
 };
 
-TEST_F(KubeIntegrationTest, GetPodAndNotFoundReuseOneConnection) {
+TEST_F(KubeIntegrationTest, ListByNameAndNoMatchReuseOneConnection) {
   Connect();
   auto pod = Get("w0");
   ASSERT_THAT(pod, IsOk());
   EXPECT_EQ(pod->phase, "Running");
   EXPECT_EQ(pod->pod_ip, "10.233.0.10");
   EXPECT_TRUE(pod->ready);
-  EXPECT_THAT(Get("nope"),
-              StatusIs(Code::kNotFound, "pods \"nope\" not found"));
+  StatusOr<PodList> none = ListByName("nope");
+  ASSERT_THAT(none, IsOk());
+  EXPECT_TRUE(none->items.empty());
   EXPECT_EQ(transport_->connections_opened(), 1);
   EXPECT_EQ(transport_->active_requests(), 0u);
   EXPECT_LT(loop_.zero_timeout_streak(), 3);  // No busy loop.
@@ -437,16 +452,15 @@ TEST_F(KubeIntegrationTest, ServerFaultsAreClassified) {
   server_->Control("POST", "/_control/stats/reset");
   Connect();
   server_->Control("POST", "/_control/faults",
-                   R"({"status":500,"count":1,"method":"GET"})");
+                   R"({"status":500,"count":1,"method":"LIST"})");
   EXPECT_THAT(Get("w0"), StatusIs(Code::kUnavailable));
   server_->Control("POST", "/_control/faults",
-                   R"({"status":403,"count":1,"method":"GET"})");
+                   R"({"status":403,"count":1,"method":"LIST"})");
   EXPECT_THAT(Get("w0"),
-              StatusIs(Code::kPermissionDenied, "cannot \"get\" \"pods\""));
+              StatusIs(Code::kPermissionDenied, "cannot \"list\" \"pods\""));
   EXPECT_THAT(Get("w0"), IsOk());
   std::string stats = server_->Control("GET", "/_control/stats");
-  EXPECT_THAT(stats,
-              HasSubstr("\"GET /api/v1/namespaces/default/pods/w0\": 3"));
+  EXPECT_THAT(stats, HasSubstr("\"LIST /api/v1/namespaces/default/pods\": 3"));
 }
 
 }  // namespace

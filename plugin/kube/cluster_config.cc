@@ -288,9 +288,10 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
               : !sa_ns.empty()         ? sa_ns
                                        : "default";
   if (config.insecure_skip_tls_verify) {
+    // The one warning: the transport only applies the setting.
     LogWarning(config.source +
-               " sets insecure-skip-tls-verify: the API server's certificate "
-               "is NOT verified");
+               " sets insecure-skip-tls-verify: the certificate of " +
+               config.server + " is NOT verified");
   }
   return config;
 }

@@ -119,10 +119,8 @@ Status CurlTransport::Init() {
     auto token = CurrentToken();
     if (!token.ok()) return token.status();
   }
-  if (config_.insecure_skip_tls_verify) {
-    LogWarning("TLS verification of " + config_.server +
-               " is disabled by the kubeconfig (insecure-skip-tls-verify)");
-  }
+  // An insecure-skip-tls-verify config was warned about once, by
+  // LoadClusterConfig, where it was read.
   multi_.reset(curl_multi_init());
   if (!multi_) return InternalError("curl_multi_init failed");
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, &OnSocket);

@@ -9,7 +9,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
+#include "plugin/kube/curl_transport.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::kube {
@@ -217,9 +220,19 @@ TEST_F(ClusterConfigTest, FlagsOverrideKubeconfig) {
 TEST_F(ClusterConfigTest, InsecureOnlyFromKubeconfig) {
   flags_.kubeconfig =
       Kubeconfig("token: t", "    insecure-skip-tls-verify: true\n");
-  auto c = LoadClusterConfig(flags_, source_);
-  ASSERT_THAT(c, IsOk());
-  EXPECT_TRUE(c->insecure_skip_tls_verify);
+  std::optional<StatusOr<ClusterConfig>> c;
+  std::string log = CaptureLog([&] { c = LoadClusterConfig(flags_, source_); });
+  ASSERT_THAT(*c, IsOk());
+  EXPECT_TRUE((*c)->insecure_skip_tls_verify);
+  // Warned once, here, naming the server (the transport stays quiet).
+  EXPECT_THAT(log, HasSubstr("insecure-skip-tls-verify"));
+  EXPECT_THAT(log, HasSubstr((*c)->server + " is NOT verified"));
+  ClusterConfig config = **c;
+  config.ca_file.clear();  // Not written here; the transport reads it.
+  std::string transport_log = CaptureLog([&] {
+    EXPECT_THAT(CurlTransport::Create(config, RealClock::Get()), IsOk());
+  });
+  EXPECT_EQ(transport_log, "");
 }
 
 TEST_F(ClusterConfigTest, MalformedKubeconfig) {

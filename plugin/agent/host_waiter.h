@@ -62,7 +62,7 @@ struct WaitPolicy {
 ///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
 ///       | Running + IP (+ Ready)                   |
 ///       v                                          |
-///   kProbing --refused/reset/timeout--> kBackoff --+ (20 ms .. 500 ms)
+///   kProbing --refused/reset/timeout--> kBackoff --+ (Backoff::SshProbe*)
 ///       | connected, host key ok, authenticated
 ///       v
 ///   kReady (the connection is handed over: one handshake per host)

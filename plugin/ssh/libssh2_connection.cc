@@ -218,8 +218,8 @@ void Libssh2Connection::Start(TimePoint now) {
     return;
   }
   int one = 1;
-  // G5: without TCP_NODELAY every handshake pays two ~40 ms
-  // Nagle/delayed-ACK stalls.
+  // Without TCP_NODELAY every handshake pays two ~40 ms Nagle/delayed-ACK
+  // stalls.
   ::setsockopt(sock_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   ::setsockopt(sock_.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
   if (::connect(sock_.get(), reinterpret_cast<sockaddr*>(&addr), addr_len) ==

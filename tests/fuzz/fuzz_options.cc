@@ -9,7 +9,7 @@
 
 #include "launcher/options.h"
 
-// Input: NUL-separated argv words; a word "--" + "\x01" splits off the
+// Input: NUL-separated argv words; the first "\x01\x01" splits off the
 // rest as the config file text, so both are fuzzed together.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string in(reinterpret_cast<const char*>(data), size);

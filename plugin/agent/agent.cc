@@ -72,7 +72,7 @@ class SignalForwarder : public Pollable {
 
 uint64_t Seed() {
   // Distinct per process so 128 agents jitter apart.
-  return static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+  return static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
          static_cast<uint64_t>(WallClockMicros());
 }
 

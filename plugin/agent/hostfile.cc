@@ -61,7 +61,7 @@ std::string JoinLimited(const std::vector<std::string>& items) {
 }
 
 uint64_t Seed() {
-  return static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+  return static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
          static_cast<uint64_t>(WallClockMicros());
 }
 
@@ -178,7 +178,9 @@ void HostfileCollector::UpdateProbe(const kube::Pod& pod, TimePoint now) {
     return;
   }
   size_t active = 0;
-  for (const auto& [name, probe] : probes_) active += probe.conn ? 1 : 0;
+  for (const auto& [name, probe] : probes_) {
+    if (probe.conn) ++active;
+  }
   if (active >= kMaxConcurrentProbes) return;  // Next settle frees a slot.
   // The pod name is what mpirun will pass as HOST: check keys under it.
   p.conn = connector_->Connect(pod.pod_ip, options_.ssh_port, pod.name, now);

@@ -34,7 +34,8 @@ constexpr int kDefaultWatchIdleSeconds = 600;
 std::string Escape(std::string_view value) {
   static const char kHex[] = "0123456789ABCDEF";
   std::string out;
-  for (unsigned char c : value) {
+  for (char ch : value) {
+    auto c = static_cast<unsigned char>(ch);  // Bytes >= 0x80 escape as %XX.
     if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
       out += static_cast<char>(c);
     } else {

@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +19,7 @@
 #include "plugin/ssh/algorithms.h"
 #include "plugin/ssh/block_directions.h"
 #include "plugin/ssh/exec_channel.h"
-#include "plugin/ssh/kex_offer.h"
+#include "plugin/ssh/handshake_diagnosis.h"
 #include "plugin/ssh/key_file.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_handles.h"
@@ -91,8 +90,6 @@ class Libssh2Connection : public SshConnection {
   Status PreferKnownHostKeyTypes();
   void Advance(TimePoint now);
   bool StepHandshake(TimePoint now);
-  Status HandshakeError(int rc);
-  std::string NegotiationDetail();
   bool StepAuth(TimePoint now);
   void OnAuthenticated(TimePoint now);
   void KeepAlive(TimePoint now);
@@ -330,7 +327,7 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
     return false;
   }
   if (rc != 0) {
-    Fail(HandshakeError(rc));
+    Fail(HandshakeError(session_.get(), sock_.get(), rc, kex_received_));
     return false;
   }
   handshake_done_ = true;
@@ -358,66 +355,10 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
   return true;
 }
 
-// Nothing in common (algorithms) or a key exchange the server completed
-// but we could not (its host key signature) will not heal: fail at once.
-// Anything else (refused, reset, dropped during banner or kex) may be an
-// sshd still starting or throttling (MaxStartups): worth another attempt.
-Status Libssh2Connection::HandshakeError(int rc) {
-  std::string why = LastError(session_.get());
-  if (rc == LIBSSH2_ERROR_KEX_FAILURE) {
-    return FailedPreconditionError("SSH algorithm negotiation failed: " +
-                                   NegotiationDetail());
-  }
-  if (rc == LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE) {
-    // The server still being there (no EOF, no error) means libssh2 gave
-    // up on what it sent, not that the connection broke.
-    char byte;
-    ssize_t n = ::recv(sock_.get(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    bool alive = n > 0 || (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
-    if (alive) {
-      auto agreed = [&](int method) {
-        const char* m = libssh2_session_methods(session_.get(), method);
-        return std::string(m != nullptr ? m : "?");
-      };
-      return FailedPreconditionError(
-          "SSH key exchange failed (" + why + ") with kex " +
-          agreed(LIBSSH2_METHOD_KEX) + " and host key algorithm " +
-          agreed(LIBSSH2_METHOD_HOSTKEY) +
-          ": k8s-agent cannot verify the server's host key signature; "
-          "configure sshd with an ed25519, ECDSA or RSA host key");
-    }
-  }
-  return UnavailableError("SSH handshake failed: " + why);
-}
-
-std::string Libssh2Connection::NegotiationDetail() {
-  std::optional<KexAlgorithms> offer = ParseServerKexinit(kex_received_);
-  if (!offer) {
-    return "the server's algorithm offer could not be read (libssh2: " +
-           LastError(session_.get()) + ")";
-  }
-  auto supported = [&](int method) {
-    const char** algs = nullptr;
-    int n = libssh2_session_supported_algs(session_.get(), method, &algs);
-    if (n <= 0 || algs == nullptr) return std::string();
-    std::vector<std::string> names(algs, algs + n);
-    libssh2_free(session_.get(), algs);
-    return Join(names, ",");
-  };
-  KexAlgorithms ours{
-      supported(LIBSSH2_METHOD_KEX), supported(LIBSSH2_METHOD_HOSTKEY),
-      supported(LIBSSH2_METHOD_CRYPT_SC), supported(LIBSSH2_METHOD_MAC_SC),
-      supported(LIBSSH2_METHOD_COMP_SC)};
-  return DescribeNegotiationFailure(*offer, ours);
-}
-
 // Returns true once authenticated.
 bool Libssh2Connection::StepAuth(TimePoint now) {
   if (options_.identity_files.empty()) {
-    Fail(PermissionDeniedError(
-        "no identity file to authenticate user \"" + options_.user +
-        "\" with: none of ~/.ssh/id_ed25519, id_ecdsa, id_rsa exists; pass "
-        "-i FILE or set IdentityFile"));
+    Fail(NoIdentityFileError(options_.user));
     return false;
   }
   while (identity_index_ < options_.identity_files.size()) {
@@ -461,23 +402,14 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
       break;
     }
     if (IsUnreadableAuthReply(why)) {
-      Fail(FailedPreconditionError(
-          "authentication as user \"" + options_.user +
-          "\": libssh2 could not read the server's answer (" + why +
-          "), which was not a refusal of " + priv +
-          ": libssh2 drops packets over " +
-          std::to_string(kLibssh2MaxIncomingPacket) +
-          " bytes, and an sshd Banner that long does this (ssh accepts it); "
-          "shorten the Banner in sshd_config"));
+      Fail(UnreadableAuthReplyError(options_.user, priv, why));
       return false;
     }
-    if (rc == LIBSSH2_ERROR_AUTHENTICATION_FAILED ||
-        rc == LIBSSH2_ERROR_PUBLICKEY_UNVERIFIED) {
+    AuthFailure failure = ClassifyAuthFailure(rc);
+    if (failure == AuthFailure::kRejected) {
       ++rejected_;
       tried_.push_back(priv + " (rejected)");
-    } else if (rc == LIBSSH2_ERROR_FILE ||
-               rc == LIBSSH2_ERROR_KEYFILE_AUTH_FAILED ||
-               rc == LIBSSH2_ERROR_METHOD_NOT_SUPPORTED) {
+    } else if (failure == AuthFailure::kUnusable) {
       tried_.push_back(priv + " (unusable: " + why +
                        "; passphrase-protected or unsupported format?)");
     } else {
@@ -492,21 +424,10 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
     }
   }
   if (rejected_ == 0) {
-    Fail(PermissionDeniedError(
-        "public key authentication as user \"" + options_.user +
-        "\" impossible: no usable key; tried " + Join(tried_, ", ") +
-        ". Pass a usable key with -i FILE or IdentityFile"));
+    Fail(NoUsableKeyError(options_.user, tried_));
     return false;
   }
-  Fail(PermissionDeniedError(
-      "public key authentication as user \"" + options_.user +
-      "\" failed; tried " + Join(tried_, ", ") +
-      ". Check that the matching public key is in ~" + options_.user +
-      "/.ssh/authorized_keys on the pod (or sshd's AuthorizedKeysFile), "
-      "that sshd's StrictModes accepts the modes of that file and its "
-      "directories (a Secret mount needs defaultMode 0600/0400 and must not "
-      "be group/world-writable), and that the right user is used (-l or "
-      "User)"));
+  Fail(KeysRejectedError(options_.user, tried_));
   return false;
 }
 

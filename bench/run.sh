@@ -9,7 +9,7 @@
 #   --smoke       2-3 runs of everything, tiny sizes: checks the harness in ~2 min, numbers meaningless
 #   --only LIST   run only these benchmarks (numbers below); the report covers what ran
 #   --agent PATH  the k8s-agent binary (default: the default preset's, built in build/: the shipped binary)
-#   --out DIR     results directory (default bench/results)
+#   --out DIR     results directory (default bench/results): the table and the plot
 #   --ns "N..."   the launch curve's pod counts (item 7), e.g. "32 64 128"; the bed grows to the largest
 #
 # Needs root (network namespaces). Installs hyperfine and gnuplot-nox with apt-get if missing. Brings up
@@ -28,7 +28,9 @@
 #   6 mpirun MPI hello across 4 pods  hyperfine, plm_rsh_agent = k8s-agent | ssh
 #   7 launch time vs N pods           mpirun true on N pods, tree spawn and no_tree_spawn, plus a plot
 #   8 launcher CPU per host           N concurrent `k8s-agent w-i true` | `ssh IP true`: children's CPU / N
-# Output: DIR/latest.md (table, date, machine), DIR/launch_vs_n.png, DIR/raw/ (hyperfine JSON, CSV, logs).
+# Output: DIR/latest.md (table, date, machine), DIR/launch_vs_n.png; the raw data (hyperfine JSON, CSV, logs)
+# in build/bench/raw/, outside the tracked tree (DIR/raw/ when DIR is outside the source tree), so a run
+# changes only the table and the plot in git.
 set -uo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -90,6 +92,8 @@ now_us() { echo $(($(date +%s%N) / 1000)); }
 [[ $EUID -eq 0 ]] || die "needs root (network namespaces): sudo $0"
 # Absolute: the clients run inside the launcher pod with the bed dir as their cwd.
 OUT="$(realpath -m "$OUT")"
+if [[ "$OUT" == "$REPO" || "$OUT" == "$REPO/"* ]]; then RAW="$REPO/build/bench/raw"; else RAW="$OUT/raw"; fi
+mkdir -p "$(dirname "$RAW")"
 
 # ---- parameters -------------------------------------------------------------------------------------
 if [[ "$MODE" == full ]]; then
@@ -125,8 +129,8 @@ if [[ -z "$AGENT" ]]; then
   build="$REPO/build"
   say "building k8s-agent (default preset) in $build"
   (cd "$REPO" && cmake --preset default && cmake --build --preset default --target k8s-agent) \
-    >"$OUT.cmake.log" 2>&1 || die "build failed: $OUT.cmake.log"
-  rm -f "$OUT.cmake.log"
+    >"$RAW.cmake.log" 2>&1 || die "build failed: $RAW.cmake.log"
+  rm -f "$RAW.cmake.log"
   AGENT="$build/launcher/k8s-agent"
 fi
 [[ -x "$AGENT" ]] || die "no agent binary at $AGENT"
@@ -143,7 +147,6 @@ ns_ok=""
 for n in $NS_LIST; do ((n <= WORKERS)) && ns_ok+="$n "; done
 NS_LIST="${ns_ok% }"
 
-RAW="$OUT/raw"
 rm -rf "$RAW"
 mkdir -p "$RAW"
 LOG="$RAW/log.txt"

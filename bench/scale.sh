@@ -12,7 +12,7 @@
 # agents: one ServiceAccount, one APF flow), the pods become Running in a shuffled wave over S seconds,
 # and bench/lib/scale_driver.py measures requests per host, 429s, Running -> ssh_ready (p50/p99), each
 # agent's peak RSS and CPU time (wait4), failures, and the fake server's own CPU. Writes
-# DIR/scale.json (default bench/results/scale; bench/run.sh clears results/raw) and prints it.
+# DIR/scale.json (default bench/results/scale; bench/run.sh clears its raw dir) and prints it.
 set -uo pipefail
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

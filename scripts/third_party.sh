@@ -128,10 +128,16 @@ Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-  tp_apt apt-get "$d" -q update || {
-    log "apt-get update of the trixie source index failed (mirror $K8S_TP_MIRROR reachable? keyring?)"
+  # apt-get update exits 0 when it cannot fetch an index (it warns and carries on without it), so success
+  # is the index on disk; without it every `apt-get source` below would only say the package is unknown.
+  tp_apt apt-get "$d" -q update 2>&1 | tee "$d/update.log"
+  if ! compgen -G "$d/lists/*_dists_trixie_*Sources*" >/dev/null; then
+    log "cannot fetch the trixie source index from the mirror $K8S_TP_MIRROR (apt-get update said:" \
+      "$(grep -E '^(E:|W: Failed)' "$d/update.log" | head -n 2 | tr '\n' ' ' | sed 's/ *$//'))." \
+      "Check that this machine reaches it (DNS, proxy: http_proxy/no_proxy, firewall), or set K8S_TP_MIRROR" \
+      "to a Debian mirror it reaches; its Release file must verify with /usr/share/keyrings/debian-archive-keyring.gpg"
     return 1
-  }
+  fi
   local pkg ver
   for pkg in "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"; do
     if ! (cd "$t/src" && tp_apt apt-get "$d" -q source "$pkg"); then

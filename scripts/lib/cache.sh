@@ -4,7 +4,7 @@
 # tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh). Sourced; the caller defines log().
 #
 # Each caller keeps its own recipe, cache key, stamp and completeness check; these functions hold what makes a
-# cache safe to share: one exclusive flock per cache name, temporary build dirs on the same file system as the
+# cache safe to share (and cache_ensure_root the whole `ensure` of the two debootstrapped builds): one exclusive flock per cache name, temporary build dirs on the same file system as the
 # final name (so the last step is a rename), leftovers of killed builds swept under the lock, and a broken
 # entry of the same recipe moved aside before the rename (rename cannot replace a non-empty directory).
 #   DIR   the cache directory (the parent of every entry)
@@ -49,4 +49,61 @@ cache_install() {
     mv "$to" "$old" && rm -rf --one-file-system "$old"
   fi
   mv "$from" "$to"
+}
+
+# cache_mirror_reachable URL SUITE: can the Debian mirror be reached at all? Tells "skip" (no network) from
+# "fail" (a real build error).
+cache_mirror_reachable() {
+  curl -sSf --max-time 20 -o /dev/null "$1/dists/$2/Release" 2>/dev/null
+}
+
+# cache_ensure_root DIR NAME SECONDS FINAL MIRROR SUITE WHAT CHECK BUILD: the whole `ensure` of an entry built
+# as root with debootstrap from a Debian mirror (tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh).
+# Prints FINAL (DIR/...), building it first under the lock (waiting at most SECONDS for it) unless `CHECK
+# FINAL` says it is complete. `BUILD TMP` builds into a temporary dir with its output going to the log, and
+# writes the stamp that CHECK reads last; WHAT names the entry and how long a build takes in the messages.
+# Exit: 0 ok, 1 failure (log kept), 77 it must be built but cannot be here (no debootstrap, or the mirror is
+# unreachable, before or during the build).
+cache_ensure_root() {
+  local dir="$1" name="$2" wait="$3" final="$4" mirror="$5" suite="$6" what="$7" check="$8" build="$9"
+  local t rc t0
+  [[ $EUID -eq 0 ]] || {
+    log "needs root"
+    return 1
+  }
+  mkdir -p "$dir" || return 1
+  cache_lock "$dir" "$name" "$wait" || return 1
+  if "$check" "$final"; then
+    printf '%s\n' "$final"
+    return 0
+  fi
+  cache_sweep "$dir" "$name"
+  command -v debootstrap >/dev/null || {
+    log "debootstrap missing (apt-get install debootstrap): cannot build ${what%% (*}"
+    return 77
+  }
+  if ! cache_mirror_reachable "$mirror" "$suite"; then
+    log "Debian mirror $mirror unreachable (no network?): cannot build ${what%% (*}"
+    return 77
+  fi
+  t="$(cache_mktemp "$dir" "$name")" || return 1
+  log "building $what in $t (log $t.log)"
+  t0=$SECONDS
+  "$build" "$t" >"$t.log" 2>&1
+  rc=$?
+  if ((rc != 0)) || ! "$check" "$t"; then
+    tail -n 25 "$t.log" >&2
+    rm -rf --one-file-system "$t"
+    if ! cache_mirror_reachable "$mirror" "$suite"; then
+      log "Debian mirror $mirror became unreachable during the build"
+      rm -f "$t.log"
+      return 77
+    fi
+    log "building ${what%% (*} failed (exit $rc); log kept in $t.log"
+    return 1
+  fi
+  mv "$t.log" "$t/.build.log"
+  cache_install "$t" "$final" "$name" || return 1
+  log "built $final in $((SECONDS - t0)) s"
+  printf '%s\n' "$final"
 }

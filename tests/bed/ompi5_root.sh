@@ -44,11 +44,6 @@ ompi5_check() {
   chroot "$r" /usr/bin/mpirun --version 2>/dev/null | grep -q '^mpirun (Open MPI) 5\.'
 }
 
-# Is the mirror reachable at all? Decides "skip" (no network) versus "fail" (a real build error).
-mirror_reachable() {
-  curl -sSf --max-time 20 -o /dev/null "$K8S_OMPI5_MIRROR/dists/$OMPI5_SUITE/Release" 2>/dev/null
-}
-
 # Runs in a private mount namespace (see the header): debootstrap, then apt-get inside the new root.
 build_into() {
   local t="$1"
@@ -73,47 +68,14 @@ build_into() {
   ' build "$t" "$K8S_OMPI5_MIRROR" "$OMPI5_SUITE" "$OMPI5_PACKAGES"
 }
 
+# The build, then the stamp (written last: ompi5_check reads it).
+ompi5_build() {
+  build_into "$1" && printf '%s' "$OMPI5_RECIPE" >"$1/$OMPI5_STAMP"
+}
+
 ompi5_ensure() {
-  local t rc
-  [[ $EUID -eq 0 ]] || {
-    log "needs root"
-    return 1
-  }
-  mkdir -p "$K8S_OMPI5_CACHE" || return 1
-  cache_lock "$K8S_OMPI5_CACHE" trixie-ompi5 1500 || return 1
-  if ompi5_check "$OMPI5_ROOT"; then
-    printf '%s\n' "$OMPI5_ROOT"
-    return 0
-  fi
-  cache_sweep "$K8S_OMPI5_CACHE" trixie-ompi5
-  command -v debootstrap >/dev/null || {
-    log "debootstrap missing (apt-get install debootstrap): cannot build the trixie root"
-    return 77
-  }
-  if ! mirror_reachable; then
-    log "Debian mirror $K8S_OMPI5_MIRROR unreachable (no network?): cannot build the trixie root"
-    return 77
-  fi
-  t="$(cache_mktemp "$K8S_OMPI5_CACHE" trixie-ompi5)" || return 1
-  log "building $OMPI5_SUITE + $OMPI5_PACKAGES in $t (several minutes; log $t.log)"
-  local t0=$SECONDS
-  build_into "$t" >"$t.log" 2>&1
-  rc=$?
-  if ((rc != 0)) || ! printf '%s' "$OMPI5_RECIPE" >"$t/$OMPI5_STAMP" || ! ompi5_check "$t"; then
-    tail -n 25 "$t.log" >&2
-    rm -rf --one-file-system "$t"
-    if ! mirror_reachable; then
-      log "Debian mirror $K8S_OMPI5_MIRROR became unreachable during the build"
-      rm -f "$t.log"
-      return 77
-    fi
-    log "building the trixie root failed (exit $rc); log kept in $t.log"
-    return 1
-  fi
-  mv "$t.log" "$t/.build.log"
-  cache_install "$t" "$OMPI5_ROOT" trixie-ompi5 || return 1
-  log "built $OMPI5_ROOT in $((SECONDS - t0)) s"
-  printf '%s\n' "$OMPI5_ROOT"
+  cache_ensure_root "$K8S_OMPI5_CACHE" trixie-ompi5 1500 "$OMPI5_ROOT" "$K8S_OMPI5_MIRROR" "$OMPI5_SUITE" \
+    "the trixie root ($OMPI5_PACKAGES; several minutes)" ompi5_check ompi5_build
 }
 
 case "${1:-}" in

@@ -130,14 +130,6 @@ event "mpirun exited with status $RC"
 
 say "mpirun's output (each rank prints its pod's hostname; an MPI_Allreduce checks the sum):"
 { grep '^mpi_hello ' "$OUT" | sort -t= -k2,2n; grep -v '^mpi_hello ' "$OUT" || true; } | sed 's/^/    /'
-say "per-host timeline from k8s-agent --trace (ms after mpirun started):"
-"$BED_PY" "$BED_SRC_DIR/trace_tool.py" timeline "$TRACE" "$T0_US" | sed 's/^/    /'
-cat <<EOF
-    resolved  = k8s-agent found the pod for the host name mpirun gave it (Kubernetes API)
-    running   = the pod was Running with an IP (k8s-agent watches the pod, it does not poll)
-    ssh ready = an SSH handshake to the pod IP succeeded (Running is not enough: see w-$LATE)
-    started   = the remote command (Open MPI's orted) was started over SSH
-EOF
 # The report reads the trace; keep it, the chart and the Chrome trace after the bed is gone.
 REPORT_DIR="$BUILD/demo-report"
 mkdir -p "$REPORT_DIR" && cp "$TRACE" "$REPORT_DIR/trace.jsonl"

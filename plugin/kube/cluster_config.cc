@@ -5,6 +5,9 @@
 
 #include <sys/stat.h>
 
+#include <string>
+#include <vector>
+
 #include <yaml-cpp/yaml.h>
 
 #include <optional>
@@ -52,25 +55,53 @@ std::string Scalar(const YAML::Node& node, const char* key) {
   return v.as<std::string>();
 }
 
-// Finds {name: NAME, <kind>: {...}} in a kubeconfig list. Callers test
-// IsMap(): a default YAML::Node is a defined null, so `!node` is false for
-// "not found" too.
-YAML::Node Named(const YAML::Node& list, const std::string& name,
-                 const char* kind) {
-  if (!list.IsSequence()) return YAML::Node();
-  for (const YAML::Node& entry : list) {
-    if (Scalar(entry, "name") == name && entry[kind] && entry[kind].IsMap()) {
-      return entry[kind];
+// One file of the kubeconfig list ($KUBECONFIG may name several), kept with
+// its directory because each relative path resolves against the file that
+// holds it.
+struct KubeconfigFile {
+  std::string path;
+  std::string dir;
+  YAML::Node root;
+};
+
+// A named entry of the merged files and the file it came from.
+struct Found {
+  YAML::Node node;
+  const KubeconfigFile* file = nullptr;
+};
+
+// Finds {name: NAME, <kind>: {...}} in the `list` of every file, first file
+// first: kubectl merges $KUBECONFIG so that the first file to define a name
+// wins. Callers test `file`: a default YAML::Node is a defined null, so
+// `!node` is false for "not found" too.
+Found Named(const std::vector<KubeconfigFile>& files, const char* list,
+            const std::string& name, const char* kind) {
+  for (const KubeconfigFile& f : files) {
+    if (!f.root.IsMap()) continue;
+    // A missing key of a const node is an invalid node, which throws on
+    // IsSequence(); operator! is the safe test.
+    const YAML::Node entries = f.root[list];
+    if (!entries || !entries.IsSequence()) continue;
+    for (const YAML::Node& entry : entries) {
+      if (Scalar(entry, "name") == name && entry[kind] && entry[kind].IsMap()) {
+        return Found{entry[kind], &f};
+      }
     }
   }
-  return YAML::Node();
+  return Found{};
 }
 
-// "a, b" or "none": what a kubeconfig list does hold, for "not found".
-std::string NamesIn(const YAML::Node& list) {
+// "a, b" or "none": the names the files do hold, for "not found".
+std::string NamesIn(const std::vector<KubeconfigFile>& files,
+                    const char* list) {
   std::vector<std::string> names;
-  if (list.IsSequence()) {
-    for (const YAML::Node& entry : list) {
+  for (const KubeconfigFile& f : files) {
+    if (!f.root.IsMap()) continue;
+    // A missing key of a const node is an invalid node, which throws on
+    // IsSequence(); operator! is the safe test.
+    const YAML::Node entries = f.root[list];
+    if (!entries || !entries.IsSequence()) continue;
+    for (const YAML::Node& entry : entries) {
       std::string name = Scalar(entry, "name");
       if (!name.empty()) names.push_back("\"" + Printable(name) + "\"");
     }
@@ -83,63 +114,87 @@ struct Kubeconfig {
   std::string ns;
 };
 
-StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
-  std::string dir = ".";
+StatusOr<KubeconfigFile> LoadKubeconfigFile(const std::string& path) {
+  KubeconfigFile f;
+  f.path = path;
+  f.dir = ".";
   if (auto slash = path.rfind('/'); slash != std::string::npos) {
-    dir = slash == 0 ? "/" : path.substr(0, slash);
+    f.dir = slash == 0 ? "/" : path.substr(0, slash);
   }
   auto text = ReadFileToString(path);
   if (!text.ok()) return text.status().WithContext("kubeconfig");
-  Kubeconfig out;
-  ClusterConfig& c = out.config;
   // yaml-cpp reports errors by throwing; nothing escapes this function.
   try {
-    YAML::Node root = YAML::Load(*text);
-    std::string context_name = Scalar(root, "current-context");
-    if (context_name.empty()) {
-      return FailedPreconditionError("kubeconfig " + path +
-                                     ": no current-context");
+    f.root = YAML::Load(*text);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgumentError("kubeconfig " + path + ": " +
+                                Printable(e.what()));
+  }
+  return f;
+}
+
+StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
+  std::vector<std::string> paths;
+  for (const KubeconfigFile& f : files) paths.push_back(f.path);
+  // The files as one, for messages: "kubeconfig a" or "kubeconfig a:b".
+  const std::string where = "kubeconfig " + Join(paths, ":");
+  const std::string in_the = files.size() == 1 ? "in the file" : "in the files";
+  Kubeconfig out;
+  ClusterConfig& c = out.config;
+  try {
+    // The first file that sets current-context decides it, as in kubectl.
+    std::string context_name;
+    for (const KubeconfigFile& f : files) {
+      context_name = Scalar(f.root, "current-context");
+      if (!context_name.empty()) break;
     }
-    YAML::Node context = Named(root["contexts"], context_name, "context");
-    if (!context.IsMap()) {
+    if (context_name.empty()) {
+      return FailedPreconditionError(where + ": no current-context");
+    }
+    Found context = Named(files, "contexts", context_name, "context");
+    if (context.file == nullptr) {
       // kubectl: "context was not found for specified context: NAME".
       return FailedPreconditionError(
-          "kubeconfig " + path + ": current-context \"" +
-          Printable(context_name) +
-          "\" does not exist (contexts in the file: " +
-          NamesIn(root["contexts"]) +
+          where + ": current-context \"" + Printable(context_name) +
+          "\" does not exist (contexts " + in_the + ": " +
+          NamesIn(files, "contexts") +
           "; pick one with kubectl config use-context NAME, or point "
           "--kubeconfig/$KUBECONFIG at another file)");
     }
-    out.ns = Scalar(context, "namespace");
-    std::string cluster_name = Scalar(context, "cluster");
-    YAML::Node cluster = Named(root["clusters"], cluster_name, "cluster");
-    if (!cluster.IsMap()) {
+    out.ns = Scalar(context.node, "namespace");
+    std::string cluster_name = Scalar(context.node, "cluster");
+    Found cluster = Named(files, "clusters", cluster_name, "cluster");
+    if (cluster.file == nullptr) {
       return FailedPreconditionError(
-          "kubeconfig " + path + ": cluster \"" + Printable(cluster_name) +
+          where + ": cluster \"" + Printable(cluster_name) +
           "\" of context \"" + Printable(context_name) +
-          "\" does not exist (clusters in the file: " +
-          NamesIn(root["clusters"]) + ")");
+          "\" does not exist (clusters " + in_the + ": " +
+          NamesIn(files, "clusters") + ")");
     }
-    c.server = Scalar(cluster, "server");
-    c.ca_file = Resolve(dir, Scalar(cluster, "certificate-authority"));
-    std::string ca_data = Scalar(cluster, "certificate-authority-data");
+    const std::string& cluster_dir = cluster.file->dir;
+    c.server = Scalar(cluster.node, "server");
+    c.ca_file =
+        Resolve(cluster_dir, Scalar(cluster.node, "certificate-authority"));
+    std::string ca_data = Scalar(cluster.node, "certificate-authority-data");
     if (!ca_data.empty()) {
       K8S_ASSIGN_OR_RETURN(c.ca_pem,
                            DecodeField(ca_data, "certificate-authority-data"));
       c.ca_file.clear();
     }
     c.insecure_skip_tls_verify =
-        Scalar(cluster, "insecure-skip-tls-verify") == "true";
+        Scalar(cluster.node, "insecure-skip-tls-verify") == "true";
 
-    std::string user_name = Scalar(context, "user");
-    YAML::Node user = Named(root["users"], user_name, "user");
-    if (user.IsMap()) {
+    std::string user_name = Scalar(context.node, "user");
+    Found found_user = Named(files, "users", user_name, "user");
+    if (found_user.file != nullptr) {
+      const YAML::Node& user = found_user.node;
+      const std::string& user_dir = found_user.file->dir;
       c.token = Scalar(user, "token");
-      c.token_file = Resolve(dir, Scalar(user, "tokenFile"));
+      c.token_file = Resolve(user_dir, Scalar(user, "tokenFile"));
       if (!c.token.empty()) c.token_file.clear();
-      c.client_cert_file = Resolve(dir, Scalar(user, "client-certificate"));
-      c.client_key_file = Resolve(dir, Scalar(user, "client-key"));
+      c.client_cert_file =
+          Resolve(user_dir, Scalar(user, "client-certificate"));
+      c.client_key_file = Resolve(user_dir, Scalar(user, "client-key"));
       std::string cert_data = Scalar(user, "client-certificate-data");
       std::string key_data = Scalar(user, "client-key-data");
       if (!cert_data.empty()) {
@@ -157,15 +212,14 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::string& path) {
                              !c.client_cert_pem.empty();
       if (!has_credentials && (user["exec"] || user["auth-provider"])) {
         return FailedPreconditionError(
-            "kubeconfig " + path + ": user \"" + user_name +
+            "kubeconfig " + found_user.file->path + ": user \"" + user_name +
             "\" uses an exec/auth-provider plugin, which k8s-agent does not "
             "run; use a token, tokenFile or client certificate");
       }
     }
-    c.source = "kubeconfig " + path + " context " + context_name;
+    c.source = where + " context " + context_name;
   } catch (const YAML::Exception& e) {
-    return InvalidArgumentError("kubeconfig " + path + ": " +
-                                Printable(e.what()));
+    return InvalidArgumentError(where + ": " + Printable(e.what()));
   }
   return out;
 }
@@ -194,7 +248,7 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
   std::string kubeconfig_ns;
 
   // 2. kubeconfig: an explicit path must work; $KUBECONFIG entries that do
-  // not exist are skipped, as kubectl does.
+  // not exist are skipped, as kubectl does, and the others are merged.
   std::vector<std::string> candidates;
   bool explicit_kubeconfig = !overrides.kubeconfig.empty();
   if (explicit_kubeconfig) {
@@ -210,17 +264,22 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
     }
   }
   if (candidates.empty()) tried.push_back("--kubeconfig/$KUBECONFIG (not set)");
+  // Every existing file is read and merged, first definition winning, as
+  // kubectl does with a $KUBECONFIG list.
+  std::vector<KubeconfigFile> files;
   for (const std::string& path : candidates) {
     if (!explicit_kubeconfig && !FileExists(path)) {
       tried.push_back("kubeconfig " + path + " (no such file)");
       continue;
     }
-    auto kc = ParseKubeconfig(path);
-    if (!kc.ok()) return kc.status();
-    config = std::move(kc->config);
-    kubeconfig_ns = kc->ns;
+    K8S_ASSIGN_OR_RETURN(KubeconfigFile file, LoadKubeconfigFile(path));
+    files.push_back(std::move(file));
+  }
+  if (!files.empty()) {
+    K8S_ASSIGN_OR_RETURN(Kubeconfig kc, ParseKubeconfig(files));
+    config = std::move(kc.config);
+    kubeconfig_ns = kc.ns;
     from_kubeconfig = true;
-    break;
   }
 
   // 3. In-cluster service account.

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: Apache-2.0
-# Reads k8s-agent --trace files (JSON lines) for e2e assertions and the demo's per-host timeline.
+# Reads k8s-agent --trace files (JSON lines) for e2e assertions (the launch report itself is `k8s-agent --report`).
 """k8s-agent trace reader.
 
 A trace line: {"host":"w-1","pod":"w-1","event":"resolved"|"pod_running"|"ssh_ready"|"started"|"exited"|
@@ -14,13 +14,10 @@ Commands (exit 0 = assertion holds, 1 = it does not, with the reason on stderr):
   gap FILE HOST EV_A EV_B MIN_MS        first EV_B is at least MIN_MS after first EV_A
   hosts FILE EVENT                      prints the sorted distinct hosts that have EVENT
   grep FILE HOST EVENT TEXT             some EVENT line for HOST has TEXT in its detail (or anywhere)
-  timeline FILE [T0_WALL_US]            prints a per-host table: ms since T0 (default: first line)
   dump FILE                             prints the lines, one per row, readable
 """
 import json
 import sys
-
-PHASES = ["resolved", "pod_running", "ssh_ready", "started", "exited", "failed"]
 
 
 def load(path):
@@ -121,38 +118,6 @@ def cmd_grep(path, host, name, text):
     return fail(f"{host}: no '{name}' line containing '{text}'", events, host)
 
 
-def cmd_timeline(path, t0_us=None):
-    events = load(path)
-    if not events:
-        print("(no trace lines)")
-        return 1
-    t0 = int(t0_us) if t0_us else min(wall_us(e) for e in events)
-    per_host = {}
-    for ev in events:
-        key = str(ev.get("host"))
-        row = per_host.setdefault(key, {"pod": ev.get("pod") or "", "detail": ""})
-        name = ev.get("event")
-        if name in PHASES and name not in row:
-            row[name] = (wall_us(ev) - t0) / 1000.0
-        if name == "failed":
-            row["detail"] = str(ev.get("detail", ""))
-
-    def sort_key(item):
-        host = item[0]
-        tail = host.split(".")[0].rsplit("-", 1)
-        return (tail[0], int(tail[1]) if len(tail) == 2 and tail[1].isdigit() else 0, host)
-
-    cols = ["resolved", "pod_running", "ssh_ready", "started", "exited"]
-    titles = ["resolved", "running", "ssh ready", "started", "exited"]
-    print(f"{'host':<12} " + " ".join(f"{t:>10}" for t in titles) + "   (ms since mpirun start)")
-    for host, row in sorted(per_host.items(), key=sort_key):
-        cells = [f"{row[c]:>10.0f}" if c in row else f"{'-':>10}" for c in cols]
-        name = host if len(host) <= 12 else host[:11] + "~"
-        extra = f"  FAILED: {row['detail']}" if "failed" in row else ""
-        print(f"{name:<12} " + " ".join(cells) + extra)
-    return 0
-
-
 def cmd_dump(path):
     for ev in load(path):
         print(json.dumps(ev, sort_keys=True))
@@ -160,7 +125,7 @@ def cmd_dump(path):
 
 
 COMMANDS = {"order": cmd_order, "after": cmd_after, "gap": cmd_gap, "hosts": cmd_hosts, "grep": cmd_grep,
-            "timeline": cmd_timeline, "dump": cmd_dump}
+            "dump": cmd_dump}
 
 
 def main(argv):

@@ -165,6 +165,60 @@ TEST_F(ClusterConfigTest, KubeconfigFromEnvSkipsMissingEntries) {
   EXPECT_EQ(c->server, "https://10.0.0.1:6443");
 }
 
+TEST_F(ClusterConfigTest, KubeconfigListIsMergedFirstDefinitionWins) {
+  // Given $KUBECONFIG=a:b as kubectl users keep it (credentials in one file,
+  // clusters in another), expect one merged config: the first file's
+  // current-context and definitions win, and each relative path resolves
+  // against the file that holds it.
+  Write("a/config", R"(current-context: dev
+users:
+- name: u1
+  user: {tokenFile: tokens/u1}
+clusters:
+- name: c1
+  cluster: {server: "https://10.0.0.1:6443", certificate-authority: ca-a.crt}
+)");
+  Write("b/config", R"(current-context: other
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1, namespace: from-b}
+- name: other
+  context: {cluster: c2, user: u2}
+clusters:
+- name: c1
+  cluster: {server: "https://10.9.9.9:6443"}
+- name: c2
+  cluster: {server: "https://10.0.0.2:6443", certificate-authority: ca-b.crt}
+)");
+  source_.env["KUBECONFIG"] = dir_ + "/a/config:" + dir_ + "/b/config";
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.0.0.1:6443");  // a's c1, not b's.
+  EXPECT_EQ(c->ca_file, dir_ + "/a/ca-a.crt");
+  EXPECT_EQ(c->token_file, dir_ + "/a/tokens/u1");
+  EXPECT_EQ(c->ns, "from-b");  // The context itself lives only in b.
+  EXPECT_THAT(c->source, HasSubstr(dir_ + "/a/config:" + dir_ + "/b/config"));
+
+  // A context whose cluster only b defines takes b's directory.
+  Write("a/config", "current-context: other\n");
+  c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_EQ(c->server, "https://10.0.0.2:6443");
+  EXPECT_EQ(c->ca_file, dir_ + "/b/ca-b.crt");
+
+  // Names missing from every file are listed from all of them.
+  Write("a/config", "current-context: gone\n");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition,
+                       "\"gone\" does not exist (contexts in the files: "
+                       "\"dev\", \"other\""));
+
+  // A malformed file in the list names that file.
+  Write("a/config", "current-context: [\n");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument, dir_ + "/a/config"));
+}
+
 TEST_F(ClusterConfigTest, HomeKubeconfigIsTheDefaultWithoutKubeconfigEnv) {
   // As kubectl: without $KUBECONFIG, ~/.kube/config is read (before the
   // in-cluster service account).

@@ -262,6 +262,7 @@ expect_no_leftovers() {
 
 # Prints the per-host timeline from the trace (informational).
 show_timeline() {
-  uses_agent && [[ -f "$BED_DIR/trace.jsonl" ]] && "$BED_PY" "$TRACE_TOOL" timeline "$BED_DIR/trace.jsonl" "$JOB_T0_US"
+  # The launch report of the job's trace, as users read it.
+  uses_agent && [[ -f "$BED_DIR/trace.jsonl" ]] && "$E2E_AGENT" -q --report "$BED_DIR/trace.jsonl"
   return 0
 }

@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <utility>
 
-#include "plugin/agent/host_waiter.h"
+#include "plugin/agent/fatal_reasons.h"
 #include "plugin/base/strings.h"
 
 #ifndef K8S_AGENT_VERSION

@@ -11,7 +11,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "plugin/agent/host_waiter.h"
+#include "plugin/agent/fatal_reasons.h"
 #include "plugin/base/strings.h"
 #include "tests/fakes/status_matchers.h"
 

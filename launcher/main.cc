@@ -87,12 +87,9 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
 int HostfileMain(const Options& options, const kube::ClusterConfig& cluster,
                  const ssh::ResolvedSshOptions& ssh) {
   HostfileRun run;
-  StatusOr<HostfileFormat> format = ParseHostfileFormat(options.format);
-  if (!format.ok()) {
-    LogError("--hostfile: " + format.status().message());
-    return kAgentFailure;
-  }
-  run.options.format = *format;
+  run.options.format = options.format == OutputFormat::kHorovod
+                           ? HostfileFormat::kHorovod
+                           : HostfileFormat::kOpenMpi;
   run.options.ns = options.cluster.ns.empty() ? cluster.ns : options.cluster.ns;
   run.options.label_selector = options.selector;
   run.options.slots = options.slots;
@@ -171,7 +168,7 @@ int Main(int argc, char** argv) {
   config.policy.ns = options.cluster.ns;
   config.policy.label_selector = options.selector;
   config.policy.timeout = options.timeout;
-  config.policy.require_ready = options.wait_for == "ready";
+  config.policy.require_ready = options.wait_for == WaitFor::kReady;
   config.policy.fatal_reasons = options.fail_on_reasons;
   config.cluster = *cluster;
   config.ssh = *ssh;

@@ -304,7 +304,7 @@ TEST(OptionsTest, Defaults) {
   StatusOr<Options> o = Parse({"w0", "hostname"});
   ASSERT_THAT(o, IsOk());
   EXPECT_EQ(o->timeout, std::chrono::minutes(10));
-  EXPECT_EQ(o->wait_for, "running");
+  EXPECT_EQ(o->wait_for, WaitFor::kRunning);
   EXPECT_EQ(o->fail_on_reasons, DefaultFatalReasons());
   EXPECT_THAT(o->fail_on_reasons,
               ElementsAre("ImagePullBackOff", "ErrImagePull",
@@ -435,7 +435,7 @@ TEST(OptionsTest, AgentOptionsFromArgv) {
   EXPECT_EQ(o->selector, "role=worker");
   EXPECT_EQ(o->timeout, std::chrono::seconds(90));
   EXPECT_EQ(o->trace_file, "/tmp/trace.jsonl");
-  EXPECT_EQ(o->wait_for, "ready");
+  EXPECT_EQ(o->wait_for, WaitFor::kReady);
   EXPECT_THAT(o->fail_on_reasons,
               ElementsAre("ErrImagePull", "CrashLoopBackOff"));
 }
@@ -530,13 +530,13 @@ TEST(OptionsTest, HostfileSlotsFromResource) {
 TEST(OptionsTest, HostfileFormat) {
   StatusOr<Options> o = Parse({"--hostfile"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "openmpi");
+  EXPECT_EQ(o->format, OutputFormat::kOpenMpi);
   o = Parse({"--hostfile", "--format", "Horovod"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "horovod");
+  EXPECT_EQ(o->format, OutputFormat::kHorovod);
   o = Parse({"--hostfile"}, {{"K8S_AGENT_FORMAT", "horovod"}});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "horovod");
+  EXPECT_EQ(o->format, OutputFormat::kHorovod);
   o = Parse({"--format=horovod", "h", "c"});
   ASSERT_THAT(o, IsOk());
   EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("--format"));
@@ -550,10 +550,10 @@ TEST(OptionsTest, ReportMode) {
   EXPECT_THAT(o->hosts, ElementsAre("a.jsonl", "b.jsonl"));
   EXPECT_EQ(o->svg_file, "l.svg");
   EXPECT_EQ(o->chrome_file, "l.json");
-  EXPECT_EQ(o->format, "json");
+  EXPECT_EQ(o->format, OutputFormat::kJson);
   o = Parse({"--report", "a.jsonl"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "text");
+  EXPECT_EQ(o->format, OutputFormat::kText);
 }
 
 TEST(OptionsTest, ReportModeErrors) {
@@ -573,6 +573,13 @@ TEST(OptionsTest, ReportModeErrors) {
   ASSERT_THAT(o, IsOk());
   EXPECT_FALSE(o->report);
   EXPECT_EQ(o->svg_file, "");
+}
+
+TEST(OptionsTest, FormatNames) {
+  EXPECT_STREQ(FormatName(OutputFormat::kOpenMpi), "openmpi");
+  EXPECT_STREQ(FormatName(OutputFormat::kHorovod), "horovod");
+  EXPECT_STREQ(FormatName(OutputFormat::kText), "text");
+  EXPECT_STREQ(FormatName(OutputFormat::kJson), "json");
 }
 
 TEST(OptionsTest, HostfileOnlyOptionsOutsideHostfileAreNoted) {
@@ -643,7 +650,7 @@ TEST(OptionsTest, EveryEnvironmentVariable) {
   EXPECT_EQ(o->cluster.certificate_authority, "/ca");
   EXPECT_EQ(o->selector, "app=mpi");
   EXPECT_EQ(o->timeout, std::chrono::seconds(45));
-  EXPECT_EQ(o->wait_for, "ready");
+  EXPECT_EQ(o->wait_for, WaitFor::kReady);
   EXPECT_THAT(o->fail_on_reasons, ElementsAre("ErrImagePull"));
   EXPECT_EQ(o->trace_file, "/tr");
   EXPECT_EQ(o->ssh_config_file, "/tmp/sshd-1000/ssh/config");

@@ -306,7 +306,9 @@ constexpr LongOption kLongOptions[] = {
      [](S s, P p) { return SetText(s, &p->options.slots_from_resource); }},
     {"format", "FORMAT", kAnywhere,
      "--hostfile: openmpi (\"NAME slots=N\", default) or horovod "
-     "(\"NAME:N\", the --host-discovery-script format)",
+     "(\"NAME:N\", the --host-discovery-script format); --report: text "
+     "(default) or json. Set in the environment or the file, a format of "
+     "the other mode gives way to this mode's default",
      SetFormat},
     {"ssh-ready", nullptr, kAnywhere,
      "--hostfile: list only pods whose sshd completes a handshake",

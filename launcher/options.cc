@@ -277,24 +277,28 @@ StatusOr<std::vector<Setting>> ReadConfigFile(
 // The mode.
 
 /// Settles --format for `mode`, whose formats are `first` (the default)
-/// and `second`; a format of the other mode is an error.
+/// and `second`. A format of the other mode is an error on the command
+/// line; from the environment or the file it is a default meant for the
+/// other mode, so it gives way with a note.
 Status SettleFormat(ParseState* p, const std::string& mode, const char* kind,
                     OutputFormat first, OutputFormat second) {
   Options& o = p->options;
   o.format = first;
   if (!p->format_given) return OkStatus();
-  // "openmpi" was the default of --format under --report too.
-  if (first == OutputFormat::kText && p->format == OutputFormat::kOpenMpi) {
-    return OkStatus();
-  }
   if (p->format == first || p->format == second) {
     o.format = p->format;
     return OkStatus();
   }
-  return UsageError(
-      mode + " --format " + FormatName(p->format),
-      std::string("not a ") + kind + " format",
-      std::string("use ") + FormatName(first) + " or " + FormatName(second));
+  const std::string name = FormatName(p->format);
+  const std::string why = std::string("not a ") + kind + " format";
+  if (p->format_layer == Layer::kCommandLine) {
+    return UsageError(
+        mode + " --format " + name, why,
+        std::string("use ") + FormatName(first) + " or " + FormatName(second));
+  }
+  AddNote(&o.notes, "ignoring " + Quoted(p->format_origin, name) + " for " +
+                        mode + ": " + why + "; using " + FormatName(first));
+  return OkStatus();
 }
 
 Status ValidateReport(ParseState* p) {

@@ -575,6 +575,40 @@ TEST(OptionsTest, ReportModeErrors) {
   EXPECT_EQ(o->svg_file, "");
 }
 
+TEST(OptionsTest, FormatDefaultFromEnvOrFileFitsEachMode) {
+  // One K8S_AGENT_FORMAT for the discovery script must not break --report
+  // (nor a report default break --hostfile): it gives way, with a note.
+  StatusOr<Options> o =
+      Parse({"--report", "t.jsonl"}, {{"K8S_AGENT_FORMAT", "horovod"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kText);
+  EXPECT_THAT(Join(o->notes, "\n"),
+              HasSubstr("ignoring K8S_AGENT_FORMAT \"horovod\" for --report: "
+                        "not a report format; using text"));
+  o = Parse({"--report", "t.jsonl"}, {},
+            {{"/etc/k8s-agent.conf", "format=horovod\n"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kText);
+  o = Parse({"--report", "t.jsonl"}, {{"K8S_AGENT_FORMAT", "json"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kJson);
+  o = Parse({"--hostfile"}, {{"K8S_AGENT_FORMAT", "json"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kOpenMpi);
+  EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("not a hostfile format"));
+  // On the command line the flag beats the environment, and a format of
+  // the other mode is still an error.
+  o = Parse({"--report", "--format=json", "t.jsonl"},
+            {{"K8S_AGENT_FORMAT", "horovod"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kJson);
+  EXPECT_THAT(Parse({"--report", "--format", "openmpi", "t"},
+                    {{"K8S_AGENT_FORMAT", "json"}}),
+              StatusIs(Code::kInvalidArgument,
+                       "--report --format openmpi: not a report format (use "
+                       "text or json)"));
+}
+
 TEST(OptionsTest, FormatNames) {
   EXPECT_STREQ(FormatName(OutputFormat::kOpenMpi), "openmpi");
   EXPECT_STREQ(FormatName(OutputFormat::kHorovod), "horovod");

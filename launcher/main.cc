@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launcher/options.h"
@@ -84,22 +85,16 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
 }
 
 // --hostfile: stdout carries the hostfile and nothing else.
-int HostfileMain(const Options& options, const kube::ClusterConfig& cluster,
-                 const ssh::ResolvedSshOptions& ssh) {
+int HostfileMain(const Options& options, RunSetup setup) {
   HostfileRun run;
+  run.setup = std::move(setup);
   run.options.format = options.format == OutputFormat::kHorovod
                            ? HostfileFormat::kHorovod
                            : HostfileFormat::kOpenMpi;
-  run.options.ns = options.cluster.ns.empty() ? cluster.ns : options.cluster.ns;
-  run.options.label_selector = options.selector;
   run.options.slots = options.slots;
   run.options.slots_from_resource = options.slots_from_resource;
   run.options.ssh_ready = options.ssh_ready;
   run.options.wait_for_count = options.wait_for_count;
-  run.options.timeout = options.timeout;
-  run.options.ssh_port = ssh.port;
-  run.cluster = cluster;
-  run.ssh = ssh;
   StatusOr<HostfileResult> result = RunHostfile(run);
   if (!result.ok()) {
     LogError("--hostfile: " + result.status().message());
@@ -159,19 +154,22 @@ int Main(int argc, char** argv) {
   }
   StatusOr<ssh::ResolvedSshOptions> ssh = SshSettings(options, env);
   if (!ssh.ok()) return fail(ssh.status().WithContext("reading ssh settings"));
-  if (options.hostfile) return HostfileMain(options, *cluster, *ssh);
+  // The settings every mode shares, once.
+  RunSetup setup;
+  setup.cluster = std::move(*cluster);
+  setup.ssh = std::move(*ssh);
+  setup.ns = options.cluster.ns;
+  setup.label_selector = options.selector;
+  setup.timeout = options.timeout;
+  if (options.hostfile) return HostfileMain(options, std::move(setup));
 
   AgentConfig config;
+  config.setup = std::move(setup);
   config.hosts = options.hosts;
   config.wait_only = options.wait_only;
   config.command = options.command;
-  config.policy.ns = options.cluster.ns;
-  config.policy.label_selector = options.selector;
-  config.policy.timeout = options.timeout;
-  config.policy.require_ready = options.wait_for == WaitFor::kReady;
-  config.policy.fatal_reasons = options.fail_on_reasons;
-  config.cluster = *cluster;
-  config.ssh = *ssh;
+  config.require_ready = options.wait_for == WaitFor::kReady;
+  config.fatal_reasons = options.fail_on_reasons;
   config.trace_file = options.trace_file;
 
   StatusOr<AgentResult> result = RunAgent(config);

@@ -139,7 +139,12 @@ int Main(int argc, char** argv) {
   // Reading traces needs no cluster: answer before looking for one.
   if (options.report) return ReportMain(options);
 
-  const std::string host = options.hostfile ? "--hostfile" : options.host;
+  // What a failure is about: the host, or the mode when the run spans
+  // hosts (--wait-only has already named each failed host on its line,
+  // and its summary belongs to none of them).
+  const std::string host = options.hostfile    ? "--hostfile"
+                           : options.wait_only ? "--wait-only"
+                                               : options.host;
   auto fail = [&](const Status& status) {
     LogError(host + ": " + status.message());
     return kAgentFailure;

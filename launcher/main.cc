@@ -81,6 +81,7 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
                          ssh::ParseSshConfig(*text, host, path));
     merged.MergeFrom(file);
   }
+  for (const std::string& note : SshSettingNotes(merged)) LogDebug(note);
   return ssh::Resolve(merged);
 }
 

@@ -91,7 +91,7 @@ struct Options {
   /// The config file that was read, or empty if none was.
   std::string config_file;
   /// Things worth a debug line (ignored flags, unknown -o keys, unknown
-  /// K8S_AGENT_* variables). The caller logs them at -v.
+  /// K8S_AGENT_* variables). The caller logs them at -vv (debug).
   std::vector<std::string> notes;
 };
 
@@ -112,6 +112,13 @@ std::string UsageText();
 
 /// "k8s-agent 0.1.0\n".
 std::string VersionText();
+
+/// Notes on the ssh settings k8s-agent accepts without needing them,
+/// merged from -o and the ssh_config files, for the debug log:
+/// ConnectionAttempts (the agent retries the connection until --timeout,
+/// as the pod's sshd may still be starting) and BatchMode (it never
+/// prompts, so BatchMode=no acts as yes).
+std::vector<std::string> SshSettingNotes(const ssh::SshOptions& merged);
 
 }  // namespace k8s_agent
 

@@ -123,11 +123,12 @@ constexpr ShortFlag kShortFlags[] = {
      AddIdentity},
     {'o', "KEY=VALUE", "-o KEY=VALUE, -o 'KEY VALUE'",
      "ssh_config setting: Port, User, IdentityFile, StrictHostKeyChecking, "
-     "UserKnownHostsFile, ConnectTimeout, ServerAliveInterval, "
-     "ServerAliveCountMax, ConnectionAttempts, BatchMode, LogLevel, Ciphers, "
-     "KexAlgorithms, MACs, HostKeyAlgorithms (default: OpenSSH 9's; +x "
-     "appends, -x removes, ^x puts first); other keys are ignored (shown "
-     "with -v)",
+     "UserKnownHostsFile, LogLevel, ConnectTimeout, ServerAliveInterval, "
+     "ServerAliveCountMax, Ciphers, KexAlgorithms, MACs, "
+     "HostKeyAlgorithms (default: OpenSSH 9's; +x appends, -x removes, ^x "
+     "puts first). ConnectionAttempts and BatchMode are accepted and need "
+     "nothing: k8s-agent retries until --timeout and never prompts (so "
+     "BatchMode=no acts as yes). Other keys are ignored (shown with -vv)",
      SetDashO},
     {'n', nullptr, "-n", "read no stdin", SetNoStdin},
     {'q', nullptr, "-q", "quiet: errors only, no progress lines", SetQuiet},
@@ -169,6 +170,23 @@ void ApplyLogLevel(const std::string& level, ParseState* state) {
   } else if (level == "debug2" || level == "debug3") {
     state->verbose_count = std::max(state->verbose_count, 2);
   }
+}
+
+std::vector<std::string> SshSettingNotes(const ssh::SshOptions& merged) {
+  std::vector<std::string> notes;
+  if (merged.connection_attempts) {
+    notes.push_back(
+        "ConnectionAttempts=" + std::to_string(*merged.connection_attempts) +
+        ": k8s-agent retries the SSH connection with backoff "
+        "until --timeout instead (the pod's sshd may still be "
+        "starting); permanent failures still fail at once");
+  }
+  if (merged.batch_mode && !*merged.batch_mode) {
+    notes.push_back(
+        "BatchMode=no: k8s-agent never prompts for a password or passphrase, "
+        "so it acts as BatchMode=yes");
+  }
+  return notes;
 }
 
 }  // namespace k8s_agent

@@ -341,6 +341,22 @@ TEST(OptionsTest, SshOptionsFromDashO) {
   EXPECT_EQ(o->ssh.user, "carol");
 }
 
+TEST(OptionsTest, ConnectionAttemptsAndBatchModeAreAcceptedWithANote) {
+  // Accepted (plm_rsh_args often carry them) and explained: the agent
+  // retries until --timeout and never prompts.
+  StatusOr<Options> o =
+      Parse({"-o", "ConnectionAttempts=3", "-o", "BatchMode=no", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  std::string notes = Join(SshSettingNotes(o->ssh), "\n");
+  EXPECT_THAT(notes, HasSubstr("ConnectionAttempts=3: k8s-agent retries the "
+                               "SSH connection with backoff until --timeout"));
+  EXPECT_THAT(notes, HasSubstr("BatchMode=no: k8s-agent never prompts"));
+  o = Parse({"-o", "BatchMode=yes", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_THAT(SshSettingNotes(o->ssh), IsEmpty());  // What it does anyway.
+  EXPECT_THAT(SshSettingNotes(ssh::SshOptions()), IsEmpty());
+}
+
 TEST(OptionsTest, DashOPortAndUserAreFirstWins) {
   StatusOr<Options> o =
       Parse({"-o", "Port=2200", "-p", "2222", "alice@hostA", "true"});

@@ -8,6 +8,7 @@
 #include <exception>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "launcher/options.h"
@@ -75,29 +76,21 @@ StatusOr<ssh::ResolvedSshOptions> SshSettings(
                          ssh::ParseSshConfig(*text, host, path));
     merged.MergeFrom(file);
   }
+  for (const std::string& note : SshSettingNotes(merged)) LogDebug(note);
   return ssh::Resolve(merged);
 }
 
 // --hostfile: stdout carries the hostfile and nothing else.
-int HostfileMain(const Options& options, const kube::ClusterConfig& cluster,
-                 const ssh::ResolvedSshOptions& ssh) {
+int HostfileMain(const Options& options, RunSetup setup) {
   HostfileRun run;
-  StatusOr<HostfileFormat> format = ParseHostfileFormat(options.format);
-  if (!format.ok()) {
-    LogError("--hostfile: " + format.status().message());
-    return kAgentFailure;
-  }
-  run.options.format = *format;
-  run.options.ns = options.cluster.ns.empty() ? cluster.ns : options.cluster.ns;
-  run.options.label_selector = options.selector;
+  run.setup = std::move(setup);
+  run.options.format = options.format == OutputFormat::kHorovod
+                           ? HostfileFormat::kHorovod
+                           : HostfileFormat::kOpenMpi;
   run.options.slots = options.slots;
   run.options.slots_from_resource = options.slots_from_resource;
   run.options.ssh_ready = options.ssh_ready;
   run.options.wait_for_count = options.wait_for_count;
-  run.options.timeout = options.timeout;
-  run.options.ssh_port = ssh.port;
-  run.cluster = cluster;
-  run.ssh = ssh;
   StatusOr<HostfileResult> result = RunHostfile(run);
   if (!result.ok()) {
     LogError("--hostfile: " + result.status().message());
@@ -142,7 +135,12 @@ int Main(int argc, char** argv) {
   // Reading traces needs no cluster: answer before looking for one.
   if (options.report) return ReportMain(options);
 
-  const std::string host = options.hostfile ? "--hostfile" : options.host;
+  // What a failure is about: the host, or the mode when the run spans
+  // hosts (--wait-only has already named each failed host on its line,
+  // and its summary belongs to none of them).
+  const std::string host = options.hostfile    ? "--hostfile"
+                           : options.wait_only ? "--wait-only"
+                                               : options.host;
   auto fail = [&](const Status& status) {
     LogError(host + ": " + status.message());
     return kAgentFailure;
@@ -157,19 +155,22 @@ int Main(int argc, char** argv) {
   }
   StatusOr<ssh::ResolvedSshOptions> ssh = SshSettings(options, env);
   if (!ssh.ok()) return fail(ssh.status().WithContext("reading ssh settings"));
-  if (options.hostfile) return HostfileMain(options, *cluster, *ssh);
+  // The settings every mode shares, once.
+  RunSetup setup;
+  setup.cluster = std::move(*cluster);
+  setup.ssh = std::move(*ssh);
+  setup.ns = options.cluster.ns;
+  setup.label_selector = options.selector;
+  setup.timeout = options.timeout;
+  if (options.hostfile) return HostfileMain(options, std::move(setup));
 
   AgentConfig config;
+  config.setup = std::move(setup);
   config.hosts = options.hosts;
   config.wait_only = options.wait_only;
   config.command = options.command;
-  config.policy.ns = options.cluster.ns;
-  config.policy.label_selector = options.selector;
-  config.policy.timeout = options.timeout;
-  config.policy.require_ready = options.wait_for == "ready";
-  config.policy.fatal_reasons = options.fail_on_reasons;
-  config.cluster = *cluster;
-  config.ssh = *ssh;
+  config.require_ready = options.wait_for == WaitFor::kReady;
+  config.fatal_reasons = options.fail_on_reasons;
   config.trace_file = options.trace_file;
 
   StatusOr<AgentResult> result = RunAgent(config);

@@ -20,6 +20,23 @@ namespace k8s_agent {
 /// Where the config file is looked for when K8S_AGENT_CONFIG is unset.
 inline constexpr char kDefaultConfigPath[] = "/etc/k8s-agent.conf";
 
+/// --wait-for: when a host's pod counts as started.
+enum class WaitFor {
+  kRunning,  ///< Phase Running with a pod IP.
+  kReady,    ///< That, and the Ready condition.
+};
+
+/// --format: what --hostfile or --report prints.
+enum class OutputFormat {
+  kOpenMpi,  ///< --hostfile: "NAME slots=N" (the default).
+  kHorovod,  ///< --hostfile: "NAME:N", for horovodrun's discovery script.
+  kText,     ///< --report: for people (the default).
+  kJson,     ///< --report: for tools.
+};
+
+/// "openmpi", "horovod", "text", "json": as --format takes them.
+const char* FormatName(OutputFormat format);
+
 /// Everything the command line, the K8S_AGENT_* environment and the config
 /// file asked for, merged (flags, then env, then file) and validated.
 struct Options {
@@ -46,7 +63,7 @@ struct Options {
   std::string selector;            ///< --selector: label selector.
   Duration timeout = std::chrono::minutes(10);  ///< --timeout, per host.
   std::string trace_file;                       ///< --trace FILE.
-  std::string wait_for = "running";             ///< "running" | "ready".
+  WaitFor wait_for = WaitFor::kRunning;         ///< --wait-for.
   /// Container waiting reasons that fail the wait at once.
   std::vector<std::string> fail_on_reasons;
   /// --ssh-config FILE: read instead of ~/.ssh/config; empty = that file.
@@ -58,15 +75,15 @@ struct Options {
   std::string slots_from_resource;  ///< --slots-from-resource NAME.
   bool ssh_ready = false;           ///< --ssh-ready: list only SSH-ready.
   int wait_for_count = 0;           ///< --wait-for-count N; 0 = no wait.
-  /// --format: "openmpi" ("NAME slots=N") or "horovod" ("NAME:N", for
-  /// horovodrun --host-discovery-script).
-  std::string format = "openmpi";
+  /// --format, checked against the mode: kOpenMpi or kHorovod with
+  /// --hostfile, kText or kJson with --report (each mode's default when
+  /// not given); kOpenMpi otherwise.
+  OutputFormat format = OutputFormat::kOpenMpi;
 
   /// --wait-only mode: wait until every HOST is ready, run nothing.
   bool wait_only = false;
 
-  /// --report mode: `hosts` are trace files; print the launch report
-  /// (format "text", or "json"; the default "openmpi" means text).
+  /// --report mode: `hosts` are trace files; print the launch report.
   bool report = false;
   std::string chrome_file;  ///< --chrome FILE: Chrome trace-event JSON.
   std::string svg_file;     ///< --svg FILE: Gantt chart.
@@ -74,7 +91,7 @@ struct Options {
   /// The config file that was read, or empty if none was.
   std::string config_file;
   /// Things worth a debug line (ignored flags, unknown -o keys, unknown
-  /// K8S_AGENT_* variables). The caller logs them at -v.
+  /// K8S_AGENT_* variables). The caller logs them at -vv (debug).
   std::vector<std::string> notes;
 };
 
@@ -95,6 +112,13 @@ std::string UsageText();
 
 /// "k8s-agent 0.1.0\n".
 std::string VersionText();
+
+/// Notes on the ssh settings k8s-agent accepts without needing them,
+/// merged from -o and the ssh_config files, for the debug log:
+/// ConnectionAttempts (the agent retries the connection until --timeout,
+/// as the pod's sshd may still be starting) and BatchMode (it never
+/// prompts, so BatchMode=no acts as yes).
+std::vector<std::string> SshSettingNotes(const ssh::SshOptions& merged);
 
 }  // namespace k8s_agent
 

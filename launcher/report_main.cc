@@ -87,7 +87,7 @@ int ReportMain(const Options& options) {
   write(options.chrome_file, report::FormatChromeTrace(*job),
         "Chrome trace (open in ui.perfetto.dev or chrome://tracing)");
   std::string text =
-      options.format == "json"
+      options.format == OutputFormat::kJson
           ? report::FormatJsonReport(*job, options.hosts, input->warnings)
           : report::FormatTextReport(*job, options.hosts);
   std::fwrite(text.data(), 1, text.size(), stdout);

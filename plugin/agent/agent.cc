@@ -3,20 +3,16 @@
 
 #include "plugin/agent/agent.h"
 
-#include <malloc.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "plugin/agent/host_waiter.h"
 #include "plugin/base/log.h"
-#include "plugin/base/signals.h"
 #include "plugin/base/strings.h"
-#include "plugin/kube/curl_transport.h"
-#include "plugin/kube/kube_client.h"
 
 namespace k8s_agent {
 namespace {
@@ -70,10 +66,19 @@ class SignalForwarder : public Pollable {
   int forwarded_ = 0;
 };
 
-uint64_t Seed() {
-  // Distinct per process so 128 agents jitter apart.
-  return static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
-         static_cast<uint64_t>(WallClockMicros());
+// The wait for one host, from the shared set-up and the host's name.
+WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name) {
+  WaitPolicy policy;
+  policy.ns = config.setup.ns;
+  // A cluster DNS name carries its namespace unless one was configured.
+  if (policy.ns.empty()) policy.ns = name.ns;
+  if (policy.ns.empty()) policy.ns = config.setup.cluster.ns;
+  policy.label_selector = config.setup.label_selector;
+  policy.timeout = config.setup.timeout;
+  policy.require_ready = config.require_ready;
+  policy.fatal_reasons = config.fatal_reasons;
+  policy.ssh_port = config.setup.ssh.port;
+  return policy;
 }
 
 }  // namespace
@@ -96,35 +101,20 @@ int SignalNumber(const std::string& name) {
 StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   Clock* clock = RealClock::Get();
   K8S_ASSIGN_OR_RETURN(Tracer tracer, Tracer::Open(config.trace_file, clock));
-  K8S_ASSIGN_OR_RETURN(std::unique_ptr<SignalWatcher> signals,
-                       SignalWatcher::Create());
-  K8S_ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlTransport> transport,
-                       kube::CurlTransport::Create(config.cluster, clock));
-  kube::KubeClient client(transport.get(), config.cluster);
-  std::unique_ptr<ssh::SshConnector> connector =
-      ssh::NewLibssh2Connector(config.ssh, clock);
-
-  EventLoop loop(clock);
-  loop.Add(signals.get());
-  loop.Add(transport.get());
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<AgentRuntime> rt,
+                       AgentRuntime::Create(config.setup, clock));
 
   // Phase 1: every host ready (one in exec mode).
-  uint64_t seed = Seed();
   std::vector<std::unique_ptr<HostWaiter>> waiters;
   for (const std::string& host : config.hosts) {
     StatusOr<HostName> name = ParseHostName(host);
     if (!name.ok()) return name.status();
-    WaitPolicy policy = config.policy;
-    // A cluster DNS name carries its namespace unless one was configured.
-    if (!name->ns.empty() && policy.ns.empty()) policy.ns = name->ns;
-    if (policy.ns.empty()) policy.ns = config.cluster.ns;
-    policy.ssh_port = config.ssh.port;
     waiters.push_back(std::make_unique<HostWaiter>(
-        *name, policy, &client, connector.get(), clock, &tracer,
-        seed + 7 * waiters.size()));
+        *name, PolicyFor(config, *name), rt->client(), rt->connector(), clock,
+        &tracer, rt->seed() + 7 * waiters.size()));
   }
   for (auto& w : waiters) {
-    loop.Add(w.get());
+    rt->loop()->Add(w.get());
     w->Start(clock->Now());
   }
   auto all_done = [&] {
@@ -133,14 +123,13 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
     }
     return true;
   };
-  K8S_RETURN_IF_ERROR(
-      loop.RunUntil([&] { return all_done() || signals->received() != 0; }));
-  if (signals->received() != 0) {
+  K8S_RETURN_IF_ERROR(rt->RunUntil(all_done));
+  if (rt->signals().received() != 0) {
     AgentResult r;
-    r.local_signal = signals->received();
+    r.local_signal = rt->signals().received();
     return r;
   }
-  LogDebug("API requests: " + std::to_string(client.requests()));
+  LogDebug("API requests: " + std::to_string(rt->client()->requests()));
 
   if (config.wait_only) {
     int failed = 0;
@@ -165,26 +154,22 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   std::unique_ptr<ssh::SshConnection> conn = waiter.TakeConnection();
   std::string pod = waiter.pod_name();
   std::string ip = waiter.pod_ip();
-  for (auto& w : waiters) loop.Remove(w.get());
+  for (auto& w : waiters) rt->loop()->Remove(w.get());
   waiters.clear();  // Cancels any API call still open: none after launch.
-  loop.Remove(transport.get());
-  // The agent may stay attached for the whole job (tree spawn): drop the
-  // API client's connections, TLS state and buffers now, and give the
-  // heap back, so an idle agent holds little more than its SSH session.
-  transport.reset();
-  malloc_trim(0);
+  // The agent may stay attached for the whole job (tree spawn).
+  rt->ReleaseApi();
 
   // Phase 2: run the command on the connection that proved readiness.
   ssh::StdioFds stdio;
-  if (config.ssh.no_stdin) stdio.in = -1;
+  if (config.setup.ssh.no_stdin) stdio.in = -1;
   Status exec = conn->Exec(config.command, stdio);
   if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
   tracer.Record(config.hosts[0], pod, "started", ip);
-  loop.Add(conn.get());
+  rt->loop()->Add(conn.get());
 
-  SignalForwarder forwarder(signals.get(), conn.get(), config.hosts[0]);
-  loop.Add(&forwarder);
-  K8S_RETURN_IF_ERROR(loop.RunUntil([&] {
+  SignalForwarder forwarder(&rt->signals(), conn.get(), config.hosts[0]);
+  rt->loop()->Add(&forwarder);
+  K8S_RETURN_IF_ERROR(rt->loop()->RunUntil([&] {
     auto s = conn->state();
     return s == ssh::SshConnection::State::kExited ||
            s == ssh::SshConnection::State::kFailed;

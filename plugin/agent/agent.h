@@ -8,21 +8,22 @@
 #include <string>
 #include <vector>
 
-#include "plugin/agent/host_waiter.h"
+#include "plugin/agent/agent_runtime.h"
+#include "plugin/agent/fatal_reasons.h"
 #include "plugin/base/status.h"
-#include "plugin/kube/cluster_config.h"
-#include "plugin/ssh/ssh_options.h"
 
 namespace k8s_agent {
 
+/// What RunAgent is asked to do.
 struct AgentConfig {
+  RunSetup setup;
   /// One host to run `command` on, or (wait_only) every host to wait for.
   std::vector<std::string> hosts;
   std::string command;
   bool wait_only = false;
-  WaitPolicy policy;
-  kube::ClusterConfig cluster;
-  ssh::ResolvedSshOptions ssh;
+  bool require_ready = false;  ///< --wait-for ready.
+  /// --fail-on-reasons: container waiting reasons that fail at once.
+  std::vector<std::string> fatal_reasons = DefaultFatalReasons();
   std::string trace_file;
 };
 

@@ -41,12 +41,6 @@ std::string PodSummary(const kube::Pod& pod) {
 
 }  // namespace
 
-std::vector<std::string> DefaultFatalReasons() {
-  return {"ImagePullBackOff",     "ErrImagePull",
-          "InvalidImageName",     "CreateContainerConfigError",
-          "CreateContainerError", "CrashLoopBackOff"};
-}
-
 HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
                        kube::KubeClient* client, ssh::SshConnector* connector,
                        Clock* clock, Tracer* tracer, uint64_t seed)

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/agent/fatal_reasons.h"
 #include "plugin/agent/host_name.h"
 #include "plugin/agent/pod_status_trace.h"
 #include "plugin/agent/trace.h"
@@ -22,10 +23,6 @@
 #include "plugin/ssh/ssh_client.h"
 
 namespace k8s_agent {
-
-/// The container waiting reasons that mean "this pod will not start
-/// without a human": the default for --fail-on-reasons.
-std::vector<std::string> DefaultFatalReasons();
 
 struct WaitPolicy {
   std::string ns;              ///< Namespace to look in.

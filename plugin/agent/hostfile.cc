@@ -3,17 +3,13 @@
 
 #include "plugin/agent/hostfile.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <limits>
 #include <set>
 
 #include "plugin/base/log.h"
-#include "plugin/base/signals.h"
 #include "plugin/base/strings.h"
-#include "plugin/kube/curl_transport.h"
 #include "plugin/kube/quantity.h"
 
 namespace k8s_agent {
@@ -58,11 +54,6 @@ std::string JoinLimited(const std::vector<std::string>& items) {
   std::vector<std::string> head(items.begin(), items.begin() + kMaxNamed);
   return Join(head, "; ") + "; and " +
          std::to_string(items.size() - kMaxNamed) + " more";
-}
-
-uint64_t Seed() {
-  return static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
-         static_cast<uint64_t>(WallClockMicros());
 }
 
 }  // namespace
@@ -425,32 +416,27 @@ void HostfileCollector::OnTimer(TimePoint now) {
 
 StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
   Clock* clock = RealClock::Get();
-  K8S_ASSIGN_OR_RETURN(std::unique_ptr<SignalWatcher> signals,
-                       SignalWatcher::Create());
-  K8S_ASSIGN_OR_RETURN(std::unique_ptr<kube::CurlTransport> transport,
-                       kube::CurlTransport::Create(run.cluster, clock));
-  kube::KubeClient client(transport.get(), run.cluster);
-  std::unique_ptr<ssh::SshConnector> connector;
-  if (run.options.ssh_ready) {
-    connector = ssh::NewLibssh2Connector(run.ssh, clock);
-  }
-  HostfileCollector collector(run.options, &client, connector.get(), clock,
-                              Seed());
-  EventLoop loop(clock);
-  loop.Add(signals.get());
-  loop.Add(transport.get());
-  loop.Add(&collector);
+  K8S_ASSIGN_OR_RETURN(std::unique_ptr<AgentRuntime> rt,
+                       AgentRuntime::Create(run.setup, clock));
+  HostfileOptions options = run.options;
+  options.ns = run.setup.ns.empty() ? run.setup.cluster.ns : run.setup.ns;
+  options.label_selector = run.setup.label_selector;
+  options.timeout = run.setup.timeout;
+  options.ssh_port = run.setup.ssh.port;
+  HostfileCollector collector(options, rt->client(),
+                              options.ssh_ready ? rt->connector() : nullptr,
+                              clock, rt->seed());
+  rt->loop()->Add(&collector);
   collector.Start(clock->Now());
-  K8S_RETURN_IF_ERROR(loop.RunUntil(
-      [&] { return collector.done() || signals->received() != 0; }));
+  K8S_RETURN_IF_ERROR(rt->RunUntil([&] { return collector.done(); }));
   HostfileResult result;
-  if (signals->received() != 0) {
-    result.local_signal = signals->received();
+  if (rt->signals().received() != 0) {
+    result.local_signal = rt->signals().received();
     return result;
   }
-  LogDebug("API requests: " + std::to_string(client.requests()));
+  LogDebug("API requests: " + std::to_string(rt->client()->requests()));
   if (!collector.status().ok()) return collector.status();
-  result.text = FormatHostfile(collector.entries(), run.options.format);
+  result.text = FormatHostfile(collector.entries(), options.format);
   return result;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "plugin/agent/agent_runtime.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
@@ -148,11 +149,12 @@ class HostfileCollector : public Pollable {
   std::vector<HostEntry> entries_;
 };
 
-/// Everything RunHostfile needs besides the options.
+/// What RunHostfile is asked to do.
 struct HostfileRun {
+  RunSetup setup;
+  /// What to list and print. Its scope (ns, label_selector, timeout,
+  /// ssh_port) comes from `setup`: the caller sets the rest.
   HostfileOptions options;
-  kube::ClusterConfig cluster;
-  ssh::ResolvedSshOptions ssh;
 };
 
 struct HostfileResult {

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Which key exchange, cipher, MAC and host key algorithms are offered:
 // OpenSSH 9's client defaults, changed by ssh_config's Ciphers=,
-// KexAlgorithms=, MACs= and HostKeyAlgorithms= syntax.
+// KexAlgorithms=, MACs= and HostKeyAlgorithms= syntax. Pure: what a
+// libssh2 session does with them is in libssh2_algorithms.h.
 
 #ifndef K8S_AGENT_PLUGIN_SSH_ALGORITHMS_H_
 #define K8S_AGENT_PLUGIN_SSH_ALGORITHMS_H_
-
-#include <libssh2.h>
 
 #include <string>
 #include <vector>
@@ -32,14 +31,6 @@ std::vector<std::string> OpenSshDefaultAlgorithms(AlgorithmKind kind);
 StatusOr<std::vector<std::string>> ApplyAlgorithmSpec(AlgorithmKind kind,
                                                       const std::string& spec);
 
-/// The libssh2 preference string: `wanted`, in order, limited to what
-/// this libssh2 implements (`supported`). Names libssh2 lacks are dropped
-/// (chacha20-poly1305 before 1.11); none left is kFailedPrecondition
-/// naming the option and what libssh2 has.
-StatusOr<std::string> Libssh2Preference(
-    AlgorithmKind kind, const std::vector<std::string>& wanted,
-    const std::vector<std::string>& supported);
-
 /// What the session offers, resolved from ssh_config.
 struct AlgorithmPrefs {
   std::vector<std::string> kex = OpenSshDefaultAlgorithms(AlgorithmKind::kKex);
@@ -49,16 +40,6 @@ struct AlgorithmPrefs {
   std::vector<std::string> host_keys =
       OpenSshDefaultAlgorithms(AlgorithmKind::kHostKey);
 };
-
-/// The algorithms of `kind` this libssh2 implements.
-std::vector<std::string> SupportedAlgorithms(LIBSSH2_SESSION* session,
-                                             AlgorithmKind kind);
-
-/// Sets kex, cipher and MAC preferences (both directions) on a session
-/// before its handshake. Host keys are set by the caller, which orders
-/// them by known_hosts; it filters with HostKeyPreference().
-Status ApplyAlgorithmPrefs(LIBSSH2_SESSION* session,
-                           const AlgorithmPrefs& prefs);
 
 }  // namespace k8s_agent::ssh
 

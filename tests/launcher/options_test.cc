@@ -11,7 +11,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "plugin/agent/host_waiter.h"
+#include "plugin/agent/fatal_reasons.h"
 #include "plugin/base/strings.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -304,7 +304,7 @@ TEST(OptionsTest, Defaults) {
   StatusOr<Options> o = Parse({"w0", "hostname"});
   ASSERT_THAT(o, IsOk());
   EXPECT_EQ(o->timeout, std::chrono::minutes(10));
-  EXPECT_EQ(o->wait_for, "running");
+  EXPECT_EQ(o->wait_for, WaitFor::kRunning);
   EXPECT_EQ(o->fail_on_reasons, DefaultFatalReasons());
   EXPECT_THAT(o->fail_on_reasons,
               ElementsAre("ImagePullBackOff", "ErrImagePull",
@@ -339,6 +339,22 @@ TEST(OptionsTest, SshOptionsFromDashO) {
   EXPECT_THAT(o->ssh.identity_files, ElementsAre("/keys/id_ed25519"));
   EXPECT_TRUE(o->ssh.no_stdin);
   EXPECT_EQ(o->ssh.user, "carol");
+}
+
+TEST(OptionsTest, ConnectionAttemptsAndBatchModeAreAcceptedWithANote) {
+  // Accepted (plm_rsh_args often carry them) and explained: the agent
+  // retries until --timeout and never prompts.
+  StatusOr<Options> o =
+      Parse({"-o", "ConnectionAttempts=3", "-o", "BatchMode=no", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  std::string notes = Join(SshSettingNotes(o->ssh), "\n");
+  EXPECT_THAT(notes, HasSubstr("ConnectionAttempts=3: k8s-agent retries the "
+                               "SSH connection with backoff until --timeout"));
+  EXPECT_THAT(notes, HasSubstr("BatchMode=no: k8s-agent never prompts"));
+  o = Parse({"-o", "BatchMode=yes", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_THAT(SshSettingNotes(o->ssh), IsEmpty());  // What it does anyway.
+  EXPECT_THAT(SshSettingNotes(ssh::SshOptions()), IsEmpty());
 }
 
 TEST(OptionsTest, DashOPortAndUserAreFirstWins) {
@@ -435,7 +451,7 @@ TEST(OptionsTest, AgentOptionsFromArgv) {
   EXPECT_EQ(o->selector, "role=worker");
   EXPECT_EQ(o->timeout, std::chrono::seconds(90));
   EXPECT_EQ(o->trace_file, "/tmp/trace.jsonl");
-  EXPECT_EQ(o->wait_for, "ready");
+  EXPECT_EQ(o->wait_for, WaitFor::kReady);
   EXPECT_THAT(o->fail_on_reasons,
               ElementsAre("ErrImagePull", "CrashLoopBackOff"));
 }
@@ -530,13 +546,13 @@ TEST(OptionsTest, HostfileSlotsFromResource) {
 TEST(OptionsTest, HostfileFormat) {
   StatusOr<Options> o = Parse({"--hostfile"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "openmpi");
+  EXPECT_EQ(o->format, OutputFormat::kOpenMpi);
   o = Parse({"--hostfile", "--format", "Horovod"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "horovod");
+  EXPECT_EQ(o->format, OutputFormat::kHorovod);
   o = Parse({"--hostfile"}, {{"K8S_AGENT_FORMAT", "horovod"}});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "horovod");
+  EXPECT_EQ(o->format, OutputFormat::kHorovod);
   o = Parse({"--format=horovod", "h", "c"});
   ASSERT_THAT(o, IsOk());
   EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("--format"));
@@ -550,10 +566,10 @@ TEST(OptionsTest, ReportMode) {
   EXPECT_THAT(o->hosts, ElementsAre("a.jsonl", "b.jsonl"));
   EXPECT_EQ(o->svg_file, "l.svg");
   EXPECT_EQ(o->chrome_file, "l.json");
-  EXPECT_EQ(o->format, "json");
+  EXPECT_EQ(o->format, OutputFormat::kJson);
   o = Parse({"--report", "a.jsonl"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_EQ(o->format, "text");
+  EXPECT_EQ(o->format, OutputFormat::kText);
 }
 
 TEST(OptionsTest, ReportModeErrors) {
@@ -573,6 +589,47 @@ TEST(OptionsTest, ReportModeErrors) {
   ASSERT_THAT(o, IsOk());
   EXPECT_FALSE(o->report);
   EXPECT_EQ(o->svg_file, "");
+}
+
+TEST(OptionsTest, FormatDefaultFromEnvOrFileFitsEachMode) {
+  // One K8S_AGENT_FORMAT for the discovery script must not break --report
+  // (nor a report default break --hostfile): it gives way, with a note.
+  StatusOr<Options> o =
+      Parse({"--report", "t.jsonl"}, {{"K8S_AGENT_FORMAT", "horovod"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kText);
+  EXPECT_THAT(Join(o->notes, "\n"),
+              HasSubstr("ignoring K8S_AGENT_FORMAT \"horovod\" for --report: "
+                        "not a report format; using text"));
+  o = Parse({"--report", "t.jsonl"}, {},
+            {{"/etc/k8s-agent.conf", "format=horovod\n"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kText);
+  o = Parse({"--report", "t.jsonl"}, {{"K8S_AGENT_FORMAT", "json"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kJson);
+  o = Parse({"--hostfile"}, {{"K8S_AGENT_FORMAT", "json"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kOpenMpi);
+  EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("not a hostfile format"));
+  // On the command line the flag beats the environment, and a format of
+  // the other mode is still an error.
+  o = Parse({"--report", "--format=json", "t.jsonl"},
+            {{"K8S_AGENT_FORMAT", "horovod"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->format, OutputFormat::kJson);
+  EXPECT_THAT(Parse({"--report", "--format", "openmpi", "t"},
+                    {{"K8S_AGENT_FORMAT", "json"}}),
+              StatusIs(Code::kInvalidArgument,
+                       "--report --format openmpi: not a report format (use "
+                       "text or json)"));
+}
+
+TEST(OptionsTest, FormatNames) {
+  EXPECT_STREQ(FormatName(OutputFormat::kOpenMpi), "openmpi");
+  EXPECT_STREQ(FormatName(OutputFormat::kHorovod), "horovod");
+  EXPECT_STREQ(FormatName(OutputFormat::kText), "text");
+  EXPECT_STREQ(FormatName(OutputFormat::kJson), "json");
 }
 
 TEST(OptionsTest, HostfileOnlyOptionsOutsideHostfileAreNoted) {
@@ -643,7 +700,7 @@ TEST(OptionsTest, EveryEnvironmentVariable) {
   EXPECT_EQ(o->cluster.certificate_authority, "/ca");
   EXPECT_EQ(o->selector, "app=mpi");
   EXPECT_EQ(o->timeout, std::chrono::seconds(45));
-  EXPECT_EQ(o->wait_for, "ready");
+  EXPECT_EQ(o->wait_for, WaitFor::kReady);
   EXPECT_THAT(o->fail_on_reasons, ElementsAre("ErrImagePull"));
   EXPECT_EQ(o->trace_file, "/tr");
   EXPECT_EQ(o->ssh_config_file, "/tmp/sshd-1000/ssh/config");

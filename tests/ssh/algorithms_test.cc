@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "plugin/ssh/libssh2_algorithms.h"
 #include "plugin/ssh/ssh_options.h"
 #include "tests/fakes/status_matchers.h"
 

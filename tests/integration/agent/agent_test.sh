@@ -342,6 +342,19 @@ wait-only)
   [ ! -s "$T/out" ] || fail "wait-only printed to stdout"
   ok "both hosts ready"
   ;;
+wait-only-failed)
+  # Each failed host on its own line; the summary under the mode, not
+  # under the first host (which was ready).
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  pod w-1 '{"phase":"Failed","reason":"Evicted","message":"low memory"}'
+  run_agent --wait-only w-0 w-1
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q '^k8s-agent: w-1: pod default/w-1 is Failed: Evicted' "$T/err" || fail "no line for w-1: $(cat "$T/err")"
+  grep -q '^k8s-agent: --wait-only: 1 of 2 host(s) did not become ready$' "$T/err" || fail "summary: $(cat "$T/err")"
+  grep -q '^k8s-agent: w-0: .*did not become ready' "$T/err" && fail "summary under w-0: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
 hostfile)
   W='"labels":{"role":"worker"}'
   pod w-10 "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$W}"

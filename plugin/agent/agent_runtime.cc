@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: Apache-2.0
+// AgentRuntime: the set-up RunAgent and RunHostfile share.
+
+#include "plugin/agent/agent_runtime.h"
+
+#include <malloc.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace k8s_agent {
+
+AgentRuntime::AgentRuntime(Clock* clock) : clock_(clock), loop_(clock) {}
+
+AgentRuntime::~AgentRuntime() = default;
+
+StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
+    const RunSetup& setup, Clock* clock) {
+  std::unique_ptr<AgentRuntime> rt(new AgentRuntime(clock));
+  K8S_ASSIGN_OR_RETURN(rt->signals_, SignalWatcher::Create());
+  K8S_ASSIGN_OR_RETURN(rt->transport_,
+                       kube::CurlTransport::Create(setup.cluster, clock));
+  rt->client_ =
+      std::make_unique<kube::KubeClient>(rt->transport_.get(), setup.cluster);
+  rt->connector_ = ssh::NewLibssh2Connector(setup.ssh, clock);
+  rt->loop_.Add(rt->signals_.get());
+  rt->loop_.Add(rt->transport_.get());
+  rt->seed_ = static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+              static_cast<uint64_t>(WallClockMicros());
+  return rt;
+}
+
+Status AgentRuntime::RunUntil(const std::function<bool()>& done) {
+  return loop_.RunUntil([&] { return done() || signals_->received() != 0; });
+}
+
+void AgentRuntime::ReleaseApi() {
+  if (transport_) loop_.Remove(transport_.get());
+  client_.reset();
+  transport_.reset();
+  malloc_trim(0);
+}
+
+}  // namespace k8s_agent

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// The option tables against --help and the parser: an option is one table
+// entry, so --help, the environment and the config file follow it.
+
+#include "launcher/option_table.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "launcher/options.h"
+#include "tests/fakes/status_matchers.h"
+
+namespace k8s_agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The long options --help gives a line of their own ("  --name ARG  help").
+std::set<std::string> HelpLongOptions() {
+  static const std::regex kLine("^  --([a-z-]+)( [A-Z]+)? .*");
+  std::set<std::string> names;
+  for (const std::string& line : Lines(UsageText())) {
+    std::smatch m;
+    if (std::regex_match(line, m, kLine)) names.insert(m[1]);
+  }
+  return names;
+}
+
+TEST(OptionTableTest, EveryLongOptionIsInHelpAndViceVersa) {
+  std::set<std::string> in_help = HelpLongOptions();
+  std::set<std::string> in_table;
+  for (const LongOption& opt : LongOptions()) {
+    in_table.insert(opt.name);
+    std::string head = std::string("  --") + opt.name;
+    if (opt.arg != nullptr) head += std::string(" ") + opt.arg;
+    EXPECT_THAT(UsageText(), HasSubstr(head + " ")) << opt.name;
+  }
+  EXPECT_EQ(in_help, in_table);
+}
+
+TEST(OptionTableTest, EverySettableOptionHasItsVariableInHelp) {
+  std::string usage = UsageText();
+  for (const LongOption& opt : LongOptions()) {
+    std::string line = "  " + EnvName(opt) + " ";
+    if (opt.settable()) {
+      EXPECT_THAT(usage, HasSubstr(line)) << opt.name;
+    } else if (std::string(opt.name) != "config") {
+      // (K8S_AGENT_CONFIG names the file itself: it has its own line.)
+      EXPECT_THAT(usage, ::testing::Not(HasSubstr(line))) << opt.name;
+    }
+  }
+}
+
+TEST(OptionTableTest, EveryShortFlagIsInHelpAndViceVersa) {
+  std::string usage = UsageText();
+  std::string ignored;
+  for (const ShortFlag& f : ShortFlags()) {
+    if (f.help != nullptr) {
+      EXPECT_THAT(usage, HasSubstr(std::string("\n  ") + f.head + " "))
+          << f.flag;
+      EXPECT_EQ(f.head[0], '-');
+      EXPECT_EQ(f.head[1], f.flag);
+      EXPECT_EQ(f.arg != nullptr, std::string(f.head).size() > 2 &&
+                                      f.head[2] == ' ' && f.head[3] != '-')
+          << f.flag;
+    } else {
+      ignored += std::string(ignored.empty() ? "" : " ") + "-" + f.flag;
+    }
+  }
+  EXPECT_THAT(usage, HasSubstr("  " + ignored + "   accepted and ignored"));
+  // Every "  -X" line of the ssh section names a flag of the table.
+  static const std::regex kLine("^  -([a-zA-Z0-9])[ ,].*");
+  for (const std::string& line : Lines(usage)) {
+    std::smatch m;
+    if (std::regex_match(line, m, kLine)) {
+      EXPECT_NE(FindShortFlag(m.str(1)[0]), nullptr) << line;
+    }
+  }
+}
+
+TEST(OptionTableTest, EverySettableOptionIsReadFromEnvAndFile) {
+  // An empty value is "unset" in both: accepted whatever the option.
+  for (const LongOption& opt : LongOptions()) {
+    SCOPED_TRACE(opt.name);
+    const std::string file = std::string(opt.name) + "=\n";
+    auto read = [&](const std::string&) -> StatusOr<std::string> {
+      return file;
+    };
+    StatusOr<Options> o = ParseOptions({"h", "c"}, {{EnvName(opt), ""}}, read);
+    if (opt.settable()) {
+      ASSERT_THAT(o, IsOk());
+      EXPECT_THAT(o->notes, ::testing::IsEmpty());
+    } else {
+      EXPECT_THAT(o, StatusIs(Code::kInvalidArgument, "unknown setting"));
+    }
+  }
+}
+
+TEST(OptionTableTest, NamesAreUnique) {
+  std::set<std::string> names;
+  for (const LongOption& opt : LongOptions()) {
+    EXPECT_TRUE(names.insert(opt.name).second) << opt.name;
+    EXPECT_EQ(FindLongOption(opt.name), &opt);
+  }
+  std::set<char> flags;
+  for (const ShortFlag& f : ShortFlags()) {
+    EXPECT_TRUE(flags.insert(f.flag).second) << f.flag;
+  }
+}
+
+}  // namespace
+}  // namespace k8s_agent

@@ -25,7 +25,7 @@ StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
   rt->connector_ = ssh::NewLibssh2Connector(setup.ssh, clock);
   rt->loop_.Add(rt->signals_.get());
   rt->loop_.Add(rt->transport_.get());
-  rt->seed_ = static_cast<uint64_t>(::getpid()) * 0x9E3779B97F4A7C15ULL ^
+  rt->seed_ = static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
               static_cast<uint64_t>(WallClockMicros());
   return rt;
 }

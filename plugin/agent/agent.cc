@@ -3,7 +3,6 @@
 
 #include "plugin/agent/agent.h"
 
-#include <malloc.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "plugin/agent/idle_memory.h"
 #include "plugin/base/log.h"
 #include "plugin/base/signals.h"
 #include "plugin/base/strings.h"
@@ -170,9 +170,12 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   loop.Remove(transport.get());
   // The agent may stay attached for the whole job (tree spawn): drop the
   // API client's connections, TLS state and buffers now, and give the
-  // heap back, so an idle agent holds little more than its SSH session.
+  // heap and the start-up's code pages back (idle_memory.h), so an idle
+  // agent holds little more than its SSH session.
   transport.reset();
-  malloc_trim(0);
+  ReleasedMemory released = ReleaseStartupMemory();
+  LogDebug("dropped " + std::to_string(released.unmapped_bytes >> 10) +
+           " KiB of read-only mappings before attaching");
 
   // Phase 2: run the command on the connection that proved readiness.
   ssh::StdioFds stdio;

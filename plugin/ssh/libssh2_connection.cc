@@ -168,9 +168,21 @@ void Libssh2Connection::Fail(Status status) {
   // this stage, whatever libssh2 called it ("Failed getting banner").
   if (fate_.lost() && rejected_ == 0 &&
       (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
-    status =
-        UnavailableError(fate_.Describe(ip_, port_) + " during " + PhaseName() +
-                         " (libssh2: " + status.message() + ")");
+    // Closed once the keys are agreed, before any answer to auth: not
+    // sshd's MaxStartups (it closes at accept, before its banner) but the
+    // connection's own sshd process ending, or something in between.
+    bool after_kex =
+        state_ == State::kHandshaking && ServerSentNewkeys(kex_received_);
+    std::string stage = after_kex
+                            ? "after the key exchange, before authentication"
+                            : std::string("during ") + PhaseName();
+    status = UnavailableError(
+        fate_.Describe(ip_, port_) + " " + stage +
+        " (libssh2: " + status.message() + ")" +
+        (after_kex ? "; the connection's sshd process ended or something "
+                     "between cut it (a proxy, the container restarting): "
+                     "sshd's log on the pod says why"
+                   : ""));
   }
   state_ = State::kFailed;
   status_ = status.WithContext(where_);

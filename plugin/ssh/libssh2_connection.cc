@@ -53,7 +53,7 @@ std::string UnusableKey(const std::string& path) {
   StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) return "";
   PrivateKeyInfo key = InspectPrivateKey(*text);
-  return key.recognized ? UnusableKeyReason(key) : "";
+  return key.recognized || key.corrupt ? UnusableKeyReason(key) : "";
 }
 
 // libssh2's host key method names for a known_hosts key type.

@@ -190,7 +190,7 @@ bad-user-keys)
   chmod 600 "$T/ssh/corrupt"
   ssh-keygen -q -t ed25519 -N secret -f "$T/ssh/locked"
   ssh-keygen -q -t dsa -N '' -f "$T/ssh/dsa"
-  for case in "corrupt:" "locked:passphrase-protected" "dsa:DSA keys are not supported"; do
+  for case in "corrupt:corrupt: an OpenSSH private key file" "locked:passphrase-protected" "dsa:DSA keys are not supported"; do
     key=${case%%:*} why=${case#*:}
     "$AGENT" -p "$SSH_PORT" -i "$T/ssh/$key" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
       --timeout 60s w-0 true > "$T/out" 2> "$T/err" < /dev/null

@@ -3,10 +3,13 @@
 
 #include "plugin/agent/agent_runtime.h"
 
-#include <malloc.h>
 #include <unistd.h>
 
+#include <string>
 #include <utility>
+
+#include "plugin/agent/idle_memory.h"
+#include "plugin/base/log.h"
 
 namespace k8s_agent {
 
@@ -38,7 +41,12 @@ void AgentRuntime::ReleaseApi() {
   if (transport_) loop_.Remove(transport_.get());
   client_.reset();
   transport_.reset();
-  malloc_trim(0);
+  // The agent may stay attached for the whole job: give the heap and the
+  // start-up's code pages back (idle_memory.h), so an idle agent holds
+  // little more than its SSH session.
+  ReleasedMemory released = ReleaseStartupMemory();
+  LogDebug("dropped " + std::to_string(released.unmapped_bytes >> 10) +
+           " KiB of read-only mappings before attaching");
 }
 
 }  // namespace k8s_agent

@@ -58,13 +58,13 @@ ExecChannel::ExecChannel(LIBSSH2_SESSION* session, std::string command,
   out_.stream_id = 0;
   out_.sink = OutputFd(stdio.out);
   out_.discard = stdio.out < 0;
-  out_.buf.resize(kOutChunkBytes);
+  out_.buf.Allocate(kOutChunkBytes);
   err_.stream_id = SSH_EXTENDED_DATA_STDERR;
   err_.sink = OutputFd(stdio.err);
   err_.discard = stdio.err < 0;
-  err_.buf.resize(kOutChunkBytes);
+  err_.buf.Allocate(kOutChunkBytes);
   stdin_eof_ = no_stdin || stdio.in < 0;
-  if (!stdin_eof_) in_buf_.resize(kInChunkBytes);
+  if (!stdin_eof_) in_buf_.Allocate(kInChunkBytes);
 }
 
 Status ExecChannel::ChannelError(const std::string& what) const {
@@ -371,13 +371,19 @@ StatusOr<bool> ExecChannel::PumpIn() {
 // RFC 4254 "signal" request cannot be sent at all. Instead a second exec
 // channel on the same connection signals the command's process group:
 // with OpenSSH every channel of a connection is a child of the same
-// per-connection sshd ($PPID of the helper shell), and a no-pty session
-// leader has called setsid(), so its pid is its process group id.
+// per-connection sshd, and it starts each no-pty session with setsid(), so
+// that child's pid is its session and process group id. The helper finds
+// that sshd as the parent of its own session leader, not as $PPID: with a
+// ForceCommand (sh -c "$SSH_ORIGINAL_COMMAND") the script runs in a shell
+// under the session's shell, and so does the command.
 namespace {
 std::string SignalScript(const std::string& name) {
-  return "for f in /proc/[0-9]*/stat; do read -r p c s pp r < \"$f\" "
-         "2>/dev/null || continue; if [ \"$pp\" = \"$PPID\" ] && "
-         "[ \"$p\" != \"$$\" ]; then kill -" +
+  return "top=$PPID; sid=$$; read -r p c s pp g ss r < /proc/$$/stat && "
+         "read -r p c s pp r < /proc/$ss/stat 2>/dev/null && "
+         "{ sid=$ss; top=$pp; }; "
+         "for f in /proc/[0-9]*/stat; do read -r p c s pp r < \"$f\" "
+         "2>/dev/null || continue; if [ \"$pp\" = \"$top\" ] && "
+         "[ \"$p\" != \"$sid\" ]; then kill -" +
          name +
          " -\"$p\" 2>/dev/null || "
          "kill -" +
@@ -406,7 +412,9 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   }
   if (now < fallback_at_) return false;  // The command may still end.
   if (!signal_channel_) {
-    if (fallback_at_ != TimePoint::min()) {
+    // Once, not on every EAGAIN of the channel open below.
+    if (fallback_at_ != TimePoint::min() && !fallback_logged_) {
+      fallback_logged_ = true;
       LogInfo("ssh: the command is still running " +
               FormatDuration(kSignalRequestGrace) +
               " after the signal request (the server ignored it?); "

@@ -14,6 +14,7 @@
 #include "plugin/base/clock.h"
 #include "plugin/base/output_fd.h"
 #include "plugin/base/status.h"
+#include "plugin/ssh/lazy_buffer.h"
 #include "plugin/ssh/libssh2_handles.h"
 #include "plugin/ssh/ssh_client.h"
 
@@ -88,7 +89,7 @@ class ExecChannel {
   struct OutStream {
     int stream_id = 0;
     OutputFd sink;
-    std::vector<char> buf;
+    LazyBuffer buf;
     size_t begin = 0;
     size_t end = 0;
     bool discard = false;  // The fd failed (EPIPE): drop further output.
@@ -125,7 +126,7 @@ class ExecChannel {
 
   OutStream out_;
   OutStream err_;
-  std::vector<char> in_buf_;
+  LazyBuffer in_buf_;
   size_t in_begin_ = 0;
   size_t in_end_ = 0;
   bool stdin_eof_ = false;
@@ -136,6 +137,7 @@ class ExecChannel {
   std::string requested_signal_;
   bool signal_sent_ = false;
   bool signal_request_sent_ = false;
+  bool fallback_logged_ = false;
   // When the kill helper runs if the command outlived the signal request
   // (min: at once, the request could not be sent).
   TimePoint fallback_at_ = TimePoint::min();

@@ -96,6 +96,28 @@ std::optional<KexAlgorithms> ParseServerKexinit(std::string_view received) {
   return a;
 }
 
+bool ServerSentNewkeys(std::string_view received) {
+  constexpr unsigned char kMsgNewkeys = 21;
+  size_t at = 0;
+  for (;;) {
+    size_t eol = received.find('\n', at);
+    if (eol == std::string_view::npos) return false;
+    bool banner = received.substr(at, 4) == "SSH-";
+    at = eol + 1;
+    if (banner) break;
+  }
+  while (received.size() - at >= 6) {
+    uint32_t length = ReadU32(received, at);
+    if (length > kMaxPacket || length < 2) return false;
+    if (static_cast<unsigned char>(received[at + 5]) == kMsgNewkeys) {
+      return true;
+    }
+    if (received.size() - at - 4 < length) return false;
+    at += 4 + length;
+  }
+  return false;
+}
+
 std::string DescribeNegotiationFailure(const KexAlgorithms& server,
                                        const KexAlgorithms& ours) {
   struct Kind {

@@ -28,6 +28,11 @@ struct KexAlgorithms {
 /// while incomplete or if it is not that.
 std::optional<KexAlgorithms> ParseServerKexinit(std::string_view received);
 
+/// Whether what the server sent (as above) has reached its NEWKEYS: the
+/// key exchange is done and what follows is encrypted. Walks the
+/// unencrypted packets before it; false while incomplete or malformed.
+bool ServerSentNewkeys(std::string_view received);
+
 /// "no common host key algorithm: the server offers A,B; k8s-agent
 /// supports C,D" for the first kind with nothing in common (the order
 /// OpenSSH checks them in), or a summary of the whole offer if every kind

@@ -31,6 +31,7 @@ std::optional<std::string_view> ReadString(std::string_view s, size_t* at) {
 
 PrivateKeyInfo InspectOpenSsh(std::string_view text) {
   PrivateKeyInfo info;
+  info.corrupt = true;  // Until the body parses.
   size_t begin = text.find('\n', text.find(kOpenSshBegin));
   size_t end = text.find("-----END", begin);
   if (begin == std::string_view::npos || end == std::string_view::npos) {
@@ -56,6 +57,7 @@ PrivateKeyInfo InspectOpenSsh(std::string_view text) {
   std::optional<std::string_view> type = ReadString(*public_key, &pk_at);
   if (!type) return info;
   info.recognized = true;
+  info.corrupt = false;
   info.encrypted = *cipher != "none";
   info.type = std::string(*type);
   return info;
@@ -91,6 +93,11 @@ PrivateKeyInfo InspectPrivateKey(std::string_view text) {
 }
 
 std::string UnusableKeyReason(const PrivateKeyInfo& key) {
+  if (key.corrupt) {
+    return "corrupt: an OpenSSH private key file whose body is not a key "
+           "(truncated or damaged when copied?); copy it again or make a "
+           "new one with ssh-keygen";
+  }
   if (!key.recognized) {
     return "not a private key k8s-agent can read (OpenSSH or PEM format)";
   }

@@ -19,6 +19,7 @@
 #include "plugin/ssh/block_directions.h"
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/handshake_diagnosis.h"
+#include "plugin/ssh/kex_offer.h"
 #include "plugin/ssh/key_file.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_algorithms.h"
@@ -46,7 +47,7 @@ std::string UnusableKey(const std::string& path) {
   StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) return "";
   PrivateKeyInfo key = InspectPrivateKey(*text);
-  return key.recognized ? UnusableKeyReason(key) : "";
+  return key.recognized || key.corrupt ? UnusableKeyReason(key) : "";
 }
 
 // libssh2's host key method names for a known_hosts key type.
@@ -159,9 +160,21 @@ void Libssh2Connection::Fail(Status status) {
   // this stage, whatever libssh2 called it ("Failed getting banner").
   if (fate_.lost() && rejected_ == 0 &&
       (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
-    status =
-        UnavailableError(fate_.Describe(ip_, port_) + " during " + PhaseName() +
-                         " (libssh2: " + status.message() + ")");
+    // Closed once the keys are agreed, before any answer to auth: not
+    // sshd's MaxStartups (it closes at accept, before its banner) but the
+    // connection's own sshd process ending, or something in between.
+    bool after_kex =
+        state_ == State::kHandshaking && ServerSentNewkeys(kex_received_);
+    std::string stage = after_kex
+                            ? "after the key exchange, before authentication"
+                            : std::string("during ") + PhaseName();
+    status = UnavailableError(
+        fate_.Describe(ip_, port_) + " " + stage +
+        " (libssh2: " + status.message() + ")" +
+        (after_kex ? "; the connection's sshd process ended or something "
+                     "between cut it (a proxy, the container restarting): "
+                     "sshd's log on the pod says why"
+                   : ""));
   }
   state_ = State::kFailed;
   status_ = status.WithContext(where_);

@@ -34,6 +34,28 @@ std::string ServerHello(const std::string& kex, const std::string& host_key,
   return "SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3\r\n" + packet;
 }
 
+std::string Packet(const std::string& payload) {
+  const size_t padding = 8 - (payload.size() + 5) % 8 + 4;
+  return U32(payload.size() + padding + 1) +
+         std::string(1, static_cast<char>(padding)) + payload +
+         std::string(padding, '\0');
+}
+
+TEST(KexOfferTest, SeesTheServersNewkeys) {
+  std::string hello = ServerHello("curve25519-sha256", "ssh-ed25519",
+                                  "aes128-ctr", "hmac-sha2-256");
+  std::string reply = Packet(std::string(1, '\x1f') + std::string(40, 'r'));
+  std::string newkeys = Packet(std::string(1, '\x15'));
+  EXPECT_FALSE(ServerSentNewkeys(hello));
+  EXPECT_FALSE(ServerSentNewkeys(hello + reply));
+  EXPECT_FALSE(ServerSentNewkeys(hello + reply.substr(0, 10)));
+  EXPECT_TRUE(ServerSentNewkeys(hello + reply + newkeys));
+  // Encrypted bytes after NEWKEYS are never parsed.
+  EXPECT_TRUE(ServerSentNewkeys(hello + reply + newkeys + "\xff\xff\xff"));
+  EXPECT_FALSE(ServerSentNewkeys("SSH-2.0-x\r\n" + U32(1u << 30) + "\x04\x15"));
+  EXPECT_FALSE(ServerSentNewkeys("no banner"));
+}
+
 TEST(KexOfferTest, ParsesTheServersLists) {
   std::string hello =
       "hello first\r\n" +

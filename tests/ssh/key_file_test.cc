@@ -64,16 +64,27 @@ TEST(KeyFileTest, PemHeaders) {
 }
 
 TEST(KeyFileTest, GarbageIsNotRecognized) {
-  for (const char* text :
-       {"", "ssh-ed25519 AAAA comment\n",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\n!!!\n"
-        "-----END OPENSSH PRIVATE KEY-----\n",
-        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5v\n"
-        "-----END OPENSSH PRIVATE KEY-----\n"}) {
+  for (const char* text : {"", "ssh-ed25519 AAAA comment\n"}) {
     PrivateKeyInfo k = InspectPrivateKey(text);
     EXPECT_FALSE(k.recognized) << text;
+    EXPECT_FALSE(k.corrupt) << text;
     EXPECT_THAT(UnusableKeyReason(k), HasSubstr("not a private key")) << text;
   }
+}
+
+TEST(KeyFileTest, AnOpenSshKeyWithABrokenBodyIsCorrupt) {
+  for (const char* text :
+       {"-----BEGIN OPENSSH PRIVATE KEY-----\n!!!\n"
+        "-----END OPENSSH PRIVATE KEY-----\n",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5v\n"
+        "-----END OPENSSH PRIVATE KEY-----\n",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA"}) {
+    PrivateKeyInfo k = InspectPrivateKey(text);
+    EXPECT_FALSE(k.recognized) << text;
+    EXPECT_TRUE(k.corrupt) << text;
+    EXPECT_THAT(UnusableKeyReason(k), HasSubstr("corrupt")) << text;
+  }
+  EXPECT_FALSE(InspectPrivateKey(kEd25519).corrupt);
 }
 
 TEST(KeyFileTest, SecurityKeysAreUnsupported) {

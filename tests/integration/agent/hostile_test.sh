@@ -154,6 +154,56 @@ AKC
   grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+sshd-closes-after-kex)
+  # The connection is closed (FIN) right after the key exchange, before
+  # authentication: the connection's sshd died (OOM, the container
+  # restarting) or a proxy cut it. (sshd's MaxStartups closes at accept,
+  # before its banner.) Transient, so retried within --timeout; the message
+  # names the stage, the host and where to look.
+  start_sshd
+  PX=$(free_port)
+  /usr/bin/python3 "$HERE/kex_close_proxy.py" "$PX" "$SSH_PORT" "$T/kex-closed" "$T/proxy.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -e "$T/proxy.ready" || fail "proxy did not start"
+  printf '[w-0]:%s %s\n' "$PX" "$hostkey" >> "$T/ssh/known_hosts"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  "$AGENT" -p "$PX" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
+    --timeout 3s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC"
+  n=$(wc -l < "$T/kex-closed")
+  [ "$n" -ge 2 ] || fail "not retried: $n connection(s) closed after the key exchange"
+  grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
+  grep -q "127.0.0.1 port $PX" "$T/err" || fail "address not named: $(cat "$T/err")"
+  grep -q 'after the key exchange' "$T/err" || fail "stage not named: $(cat "$T/err")"
+  grep -q "sshd's log on the pod" "$T/err" || fail "no remedy: $(cat "$T/err")"
+  grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
+  ok "$n closed connections: $(cat "$T/err")"
+  ;;
+bad-user-keys)
+  # A key the agent cannot use fails at once (exit 255, no retry until
+  # --timeout), naming the file and why: corrupt, passphrase-protected,
+  # and a type this build has no support for (DSA).
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  printf -- '-----BEGIN OPENSSH PRIVATE KEY-----\nbm90IGEga2V5\n-----END OPENSSH PRIVATE KEY-----\n' > "$T/ssh/corrupt"
+  chmod 600 "$T/ssh/corrupt"
+  ssh-keygen -q -t ed25519 -N secret -f "$T/ssh/locked"
+  ssh-keygen -q -t dsa -N '' -f "$T/ssh/dsa"
+  for case in "corrupt:corrupt: an OpenSSH private key file" "locked:passphrase-protected" "dsa:DSA keys are not supported"; do
+    key=${case%%:*} why=${case#*:}
+    "$AGENT" -p "$SSH_PORT" -i "$T/ssh/$key" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
+      --timeout 60s w-0 true > "$T/out" 2> "$T/err" < /dev/null
+    RC=$?
+    [ $RC -eq 255 ] || fail "$key: rc $RC"
+    grep -q "$T/ssh/$key (unusable" "$T/err" || fail "$key: file not named: $(cat "$T/err")"
+    grep -q "$why" "$T/err" || fail "$key: reason not given: $(cat "$T/err")"
+    grep -q 'timed out' "$T/err" && fail "$key: retried until the timeout: $(cat "$T/err")"
+    grep -q 'Pass a usable key with -i FILE' "$T/err" || fail "$key: no remedy: $(cat "$T/err")"
+    echo "  $key: $(cat "$T/err")"
+  done
+  ok "corrupt, passphrase-protected and DSA keys refused at once"
+  ;;
 weak-algorithms)
   # An sshd that only speaks what OpenSSH 9's client refuses by default:
   # refused like ssh does, accepted when -o asks for it.

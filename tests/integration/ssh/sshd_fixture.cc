@@ -140,7 +140,16 @@ StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(
   return f;
 }
 
-Status SshdFixture::Init(const SshdSetup& setup) {
+StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::CreateWithLoginUser(
+    const SshdSetup& setup, const std::string& login_user) {
+  std::unique_ptr<SshdFixture> f(new SshdFixture());
+  K8S_RETURN_IF_ERROR(f->Init(setup, login_user));
+  K8S_RETURN_IF_ERROR(f->Start());
+  return f;
+}
+
+Status SshdFixture::Init(const SshdSetup& setup,
+                         const std::string& login_user) {
   char tmpl[] = "/tmp/sshd-fixture-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return ErrnoError("mkdtemp", errno);
   dir_ = tmpl;
@@ -154,6 +163,9 @@ Status SshdFixture::Init(const SshdSetup& setup) {
   K8S_RETURN_IF_ERROR(KeyGen(setup.user_key, user_key_, "fixture-user"));
   K8S_ASSIGN_OR_RETURN(std::string pub, ReadFileToString(user_key_ + ".pub"));
   K8S_RETURN_IF_ERROR(WriteFile(dir_ + "/authorized_keys", pub));
+  if (!login_user.empty() && ::geteuid() == 0) {
+    K8S_RETURN_IF_ERROR(AddLoginUser(login_user));
+  }
   K8S_ASSIGN_OR_RETURN(std::string host_pub,
                        ReadFileToString(host_file + ".pub"));
   std::vector<std::string> words = Split(std::string(Trim(host_pub)), ' ');
@@ -187,6 +199,30 @@ Status SshdFixture::Init(const SshdSetup& setup) {
   return WriteFile(dir_ + "/sshd_config", extra + cfg);
 }
 
+// A uid no real account uses; the user's home is the fixture's dir, which
+// it must be able to read (sshd reads authorized_keys as the user).
+constexpr int kLoginUid = 47213;
+
+Status SshdFixture::AddLoginUser(const std::string& name) {
+  K8S_ASSIGN_OR_RETURN(std::string passwd, ReadFileToString("/etc/passwd"));
+  K8S_ASSIGN_OR_RETURN(std::string group, ReadFileToString("/etc/group"));
+  std::string id = std::to_string(kLoginUid);
+  K8S_RETURN_IF_ERROR(
+      WriteFile(dir_ + "/passwd", passwd + name + ":x:" + id + ":" + id +
+                                      ":fixture:" + dir_ + ":/bin/sh\n"));
+  K8S_RETURN_IF_ERROR(
+      WriteFile(dir_ + "/group", group + name + ":x:" + id + ":\n"));
+  for (const char* f : {"", "/passwd", "/group", "/authorized_keys"}) {
+    if (::chmod((dir_ + f).c_str(), 0755) != 0) {
+      return ErrnoError("chmod " + dir_ + f, errno);
+    }
+  }
+  bind_mounts_.emplace_back(dir_ + "/passwd", "/etc/passwd");
+  bind_mounts_.emplace_back(dir_ + "/group", "/etc/group");
+  user_ = name;
+  return OkStatus();
+}
+
 Status SshdFixture::Start() {
   if (pid_ > 0) return OkStatus();
   ::mkdir("/run/sshd", 0755);  // G4: privsep dir; the unit never ran.
@@ -194,19 +230,26 @@ Status SshdFixture::Start() {
   std::string log = dir_ + "/sshd.log";
   std::vector<std::string> argv = {kSshd, "-D", "-e", "-f", cfg};
   // G2: root's ~/.bashrc (pyenv) adds ~0.6 s to every remote command.
-  // Hide it from this sshd only, in a private mount namespace; the same
-  // pid then execs sshd, so Stop() still has the right pid.
+  // Hide it from this sshd only, in a private mount namespace (with the
+  // login user's passwd, if any); the same pid then execs sshd, so Stop()
+  // still has the right pid.
+  std::vector<std::pair<std::string, std::string>> mounts = bind_mounts_;
   struct passwd* pw = ::getpwuid(::getuid());
   std::string bashrc =
       pw != nullptr ? std::string(pw->pw_dir) + "/.bashrc" : std::string();
   if (::geteuid() == 0 && !bashrc.empty() &&
-      ::access(bashrc.c_str(), F_OK) == 0 &&
-      ::access("/usr/bin/unshare", X_OK) == 0) {
+      ::access(bashrc.c_str(), F_OK) == 0) {
     std::string empty = dir_ + "/empty_bashrc";
     K8S_RETURN_IF_ERROR(WriteFile(empty, ""));
+    mounts.emplace_back(empty, bashrc);
+  }
+  if (!mounts.empty() && ::access("/usr/bin/unshare", X_OK) == 0) {
+    std::string script;
+    for (const auto& [from, to] : mounts) {
+      script += "mount --bind " + from + " " + to + " && ";
+    }
     argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c",
-            "mount --bind " + empty + " " + bashrc + " && exec " +
-                std::string(kSshd) + " -D -e -f " + cfg};
+            script + "exec " + std::string(kSshd) + " -D -e -f " + cfg};
   }
   std::vector<char*> args;
   for (const std::string& a : argv)

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plugin/base/status.h"
@@ -34,6 +35,14 @@ class SshdFixture {
   static StatusOr<std::unique_ptr<SshdFixture>> Create(bool start = true);
   static StatusOr<std::unique_ptr<SshdFixture>> Create(const SshdSetup& setup,
                                                        bool start = true);
+  /// Started, and as root logging in as `login_user` instead: a uid that
+  /// exists only for this sshd (its /etc/passwd and /etc/group are copies
+  /// with the user added, bind-mounted in its private mount namespace).
+  /// OpenSSH treats a root login differently (no privilege separation
+  /// after auth, so no "signal" request): tests of a non-root session
+  /// need one. Not root, the current user is already not root.
+  static StatusOr<std::unique_ptr<SshdFixture>> CreateWithLoginUser(
+      const SshdSetup& setup, const std::string& login_user);
   ~SshdFixture();
   SshdFixture(const SshdFixture&) = delete;
   SshdFixture& operator=(const SshdFixture&) = delete;
@@ -76,11 +85,14 @@ class SshdFixture {
 
  private:
   SshdFixture() = default;
-  Status Init(const SshdSetup& setup);
+  Status Init(const SshdSetup& setup, const std::string& login_user = "");
+  Status AddLoginUser(const std::string& name);
   std::vector<pid_t> Tree() const;
 
   std::string dir_;
   std::string user_;
+  // (file, mount point) bound in sshd's mount namespace.
+  std::vector<std::pair<std::string, std::string>> bind_mounts_;
   std::string host_key_;
   std::string user_key_;
   int port_ = 0;

@@ -16,8 +16,10 @@
 #include <functional>
 
 #include "plugin/base/event_loop.h"
+#include "plugin/base/log.h"
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_client.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 #include "tests/integration/ssh/sshd_client_options.h"
 #include "tests/integration/ssh/sshd_fixture.h"
@@ -38,8 +40,10 @@ class KeyTypesTest : public ::testing::Test {
  protected:
   void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
 
-  void StartSshd(const SshdSetup& setup) {
-    auto f = SshdFixture::Create(setup);
+  void StartSshd(const SshdSetup& setup, const std::string& login_user = "") {
+    auto f = login_user.empty()
+                 ? SshdFixture::Create(setup)
+                 : SshdFixture::CreateWithLoginUser(setup, login_user);
     ASSERT_THAT(f.status(), IsOk());
     sshd_ = std::move(f).value();
     auto kh = sshd_->WriteKnownHosts("w0");
@@ -246,21 +250,65 @@ TEST_F(KeyTypesTest, SignalGoesAsTheSshSignalRequestUnlessRoot) {
   }
 }
 
-TEST_F(KeyTypesTest, RefusedSignalRequestFallsBackToAHelperChannel) {
-  if (SshdFixture::Create(false).value()->user() == "root") {
-    GTEST_SKIP() << "as root the agent never sends the signal request to "
-                    "OpenSSH (it refuses it for root), so the refusal "
-                    "cannot be provoked";
-  }
-  // OpenSSH refuses signal requests for ForceCommand sessions.
-  StartSshd({"ed25519",
-             "ed25519",
-             {"ForceCommand /bin/sh -c \"$SSH_ORIGINAL_COMMAND\""}});
+// A user that exists only for the test's sshd (SshdSetup::login_user): a
+// non-root session even when the tests run as root.
+constexpr char kLoginUser[] = "k8s-agent-fixture";
+
+TEST_F(KeyTypesTest, SignalGoesAsTheSshSignalRequestForANonRootLogin) {
+  StartSshd({"ed25519", "ed25519", {"LogLevel DEBUG1"}}, kLoginUser);
+  ASSERT_NE(sshd_->user(), "root");
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
-  ExitResult r = SignalSleepingCommand(c.get(), &loop_);
-  EXPECT_EQ(r.signal, "TERM");
-  EXPECT_THAT(sshd_->Log(), HasSubstr("refusing to send signal TERM"));
+  ExitResult r;
+  SetLogLevel(LogLevel::kInfo);  // What -v shows.
+  std::string log =
+      CaptureLog([&] { r = SignalSleepingCommand(c.get(), &loop_); });
+  SetLogLevel(LogLevel::kWarning);
+  EXPECT_EQ(r.signal, "TERM") << log;
+  EXPECT_THAT(log, HasSubstr("forwarded SIGTERM as an SSH signal request"));
+  EXPECT_THAT(log, Not(HasSubstr("second channel")));
+  EXPECT_THAT(sshd_->Log(), HasSubstr("signal TERM, killpg("));
+}
+
+TEST_F(KeyTypesTest, RefusedSignalRequestFallsBackToAHelperChannel) {
+  // OpenSSH 9.2's session_signal_req refuses the request for a
+  // ForceCommand (or subsystem) session and sends no reply (RFC 4254 has
+  // none): the agent waits kSignalRequestGrace (1 s) for the command to
+  // end, then signals its process group through a second exec channel.
+  // A non-root login, or the agent would skip the request (root sessions
+  // have no privilege separation, so sshd refuses it for them too).
+  StartSshd({"ed25519",
+             "ed25519",
+             {"ForceCommand /bin/sh -c \"$SSH_ORIGINAL_COMMAND\""}},
+            kLoginUser);
+  ASSERT_NE(sshd_->user(), "root");
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
+  ExitResult r;
+  SetLogLevel(LogLevel::kInfo);  // What -v shows.
+  std::string log =
+      CaptureLog([&] { r = SignalSleepingCommand(c.get(), &loop_); });
+  SetLogLevel(LogLevel::kWarning);
+  // The command died of the signal (sshd's exit-signal), not of the
+  // agent giving up on it.
+  EXPECT_EQ(r.signal, "TERM") << log;
+  EXPECT_EQ(r.signal_message, "") << log;
+  EXPECT_THAT(sshd_->Log(),
+              HasSubstr("refusing to send signal TERM to forced-command"));
+  // The -v lines saying which path happened, in order.
+  size_t request = log.find("forwarded SIGTERM as an SSH signal request");
+  const std::string kIgnored = "after the signal request (the server ignored";
+  size_t ignored = log.find(kIgnored);
+  size_t helper = log.find(
+      "forwarded SIGTERM to the command's process group through a second "
+      "channel");
+  ASSERT_NE(request, std::string::npos) << log;
+  ASSERT_NE(ignored, std::string::npos) << log;
+  ASSERT_NE(helper, std::string::npos) << log;
+  EXPECT_LT(request, ignored);
+  EXPECT_LT(ignored, helper);
+  // Said once, not on every retry of the helper channel's open.
+  EXPECT_EQ(log.find(kIgnored, ignored + 1), std::string::npos) << log;
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Gives back what the API phase used before the agent sits attached.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_IDLE_MEMORY_H_
+#define K8S_AGENT_PLUGIN_AGENT_IDLE_MEMORY_H_
+
+#include <cstddef>
+
+namespace k8s_agent {
+
+struct ReleasedMemory {
+  size_t unmapped_bytes = 0;  // Read-only segments of the binary dropped.
+};
+
+/// Called once the API client is gone and before the command starts: an
+/// agent may then stay attached for the whole job (one per child host with
+/// tree spawn), so what only start-up needed should not stay counted
+/// against it.
+///
+/// 1. malloc_trim(0) returns the freed heap (curl, OpenSSL's TLS state,
+///    JSON) to the kernel.
+/// 2. The binary's read-only, file-backed segments (code, constants,
+///    relocation tables) are unmapped from this process with
+///    MADV_DONTNEED: the pages stay in the page cache and whatever the SSH
+///    phase runs is mapped back by a minor fault (no I/O) when it runs;
+///    the code of the API phase (curl, TLS, JSON, YAML) is not. Being
+///    static, the binary's pages are shared only with other agents, so
+///    every one of them otherwise holds the whole start-up's code in its
+///    PSS. Writable and relocated (RELRO) segments are never touched:
+///    their pages are private copies that MADV_DONTNEED would revert to
+///    the file's bytes.
+ReleasedMemory ReleaseStartupMemory();
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_IDLE_MEMORY_H_

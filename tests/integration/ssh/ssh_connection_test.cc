@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -241,8 +240,11 @@ TEST_F(SshConnectionTest, QuotesSemicolonsAndVariables) {
   EXPECT_EQ(r.out, "a b c;d e'f\n$X=a b\nx  y\n");
 }
 
+// Several channel windows' worth (libssh2's is 2 MiB), byte for byte.
+// Throughput (256 MiB and 1 GiB, against OpenSSH) is bench/run.sh's benchmark
+// 5, not a test's business.
 TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
-  constexpr uint64_t kBytes = 256ull << 20;
+  constexpr uint64_t kBytes = 8ull << 20;
   const std::string pattern =
       "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
   // The expected stream: `yes PATTERN | head -c kBytes`.
@@ -264,38 +266,16 @@ TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
   auto c = Connect(Options());
   ASSERT_TRUE(WaitReady(c.get()));
   Collector out(/*keep=*/false), err;
-  auto start = std::chrono::steady_clock::now();
   ASSERT_THAT(c->Exec(command, {-1, out.fd(), err.fd()}), IsOk());
-  ASSERT_TRUE(RunUntil(
-      [&] {
-        return c->state() == State::kExited || c->state() == State::kFailed;
-      },
-      std::chrono::seconds(120)));
+  ASSERT_TRUE(RunUntil([&] {
+    return c->state() == State::kExited || c->state() == State::kFailed;
+  }));
   ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
   out.Finish();
-  double ours =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
   EXPECT_EQ(c->exit_result().exit_status, 0);
   EXPECT_EQ(out.bytes(), kBytes);
   EXPECT_EQ(out.hash(), expected);
   EXPECT_EQ(err.text(), "");
-
-  // The same through OpenSSH's client, for comparison (printed only).
-  start = std::chrono::steady_clock::now();
-  Status ssh = SshdFixture::Run(
-      {"/bin/bash", "-c",
-       "set -o pipefail 2>/dev/null; /usr/bin/ssh -n -q -o BatchMode=yes -o "
-       "UserKnownHostsFile=/dev/null "
-       "-o StrictHostKeyChecking=no -i " +
-           sshd_->user_key() + " -p " + std::to_string(sshd_->port()) + " " +
-           sshd_->user() + "@127.0.0.1 '" + command + "' | cat > /dev/null"});
-  double openssh =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::printf(
-      "256 MiB through a pipe: k8s-agent ssh %.2f s, OpenSSH %.2f s %s\n", ours,
-      openssh, ssh.ok() ? "" : ssh.ToString().c_str());
 }
 
 TEST_F(SshConnectionTest, KnownHostsMatchUnderAliasOrIp) {

@@ -18,8 +18,7 @@
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_client.h"
 #include "tests/fakes/status_matchers.h"
-#include "tests/integration/ssh/sshd_client_options.h"
-#include "tests/integration/ssh/sshd_fixture.h"
+#include "tests/integration/ssh/sshd_client_test.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -27,9 +26,8 @@ namespace {
 using State = SshConnection::State;
 using ::testing::HasSubstr;
 using testing::SshdClientOptions;
+using testing::SshdClientTest;
 using testing::SshdFixture;
-
-constexpr auto kStepTimeout = std::chrono::seconds(20);
 
 uint64_t Fnv1a(uint64_t h, const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -102,43 +100,18 @@ class Ticker : public Pollable {
   TimePoint next_ = TimePoint::min();
 };
 
-class SshConnectionTest : public ::testing::Test {
+class SshConnectionTest : public SshdClientTest {
  protected:
   void SetUp() override {
-    ::signal(SIGPIPE, SIG_IGN);
+    SshdClientTest::SetUp();
     loop_.Add(&ticker_);
-    auto f = SshdFixture::Create();
-    ASSERT_THAT(f.status(), IsOk());
-    sshd_ = std::move(f).value();
-    auto kh = sshd_->WriteKnownHosts("w0");
-    ASSERT_THAT(kh.status(), IsOk());
-    known_hosts_ = *kh;
+    StartSshd();
   }
 
   ResolvedSshOptions Options() const {
     ResolvedSshOptions o = SshdClientOptions(*sshd_, known_hosts_);
     o.connect_timeout = std::chrono::seconds(5);
     return o;
-  }
-
-  std::unique_ptr<SshConnection> Connect(const ResolvedSshOptions& o,
-                                         const std::string& alias = "w0") {
-    connector_ = NewLibssh2Connector(o, RealClock::Get());
-    auto c = connector_->Connect("127.0.0.1", o.port, alias,
-                                 RealClock::Get()->Now());
-    loop_.Add(c.get());
-    return c;
-  }
-
-  // Runs the loop until `done` or the step timeout.
-  bool RunUntil(const std::function<bool()>& done,
-                Duration timeout = kStepTimeout) {
-    auto deadline = RealClock::Get()->Now() + timeout;
-    while (!done()) {
-      if (RealClock::Get()->Now() > deadline) return false;
-      EXPECT_THAT(loop_.RunOnce(), IsOk());
-    }
-    return true;
   }
 
   bool WaitReady(SshConnection* c) {
@@ -189,10 +162,6 @@ class SshConnectionTest : public ::testing::Test {
   }
 
   Ticker ticker_;
-  EventLoop loop_{RealClock::Get()};
-  std::unique_ptr<SshdFixture> sshd_;
-  std::string known_hosts_;
-  std::unique_ptr<SshConnector> connector_;
 };
 
 TEST_F(SshConnectionTest, ExitCodes) {

@@ -12,6 +12,7 @@
 #include "plugin/base/log.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_pods.h"
 #include "tests/fakes/fake_ssh_connector.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -23,80 +24,16 @@ using ::testing::Not;
 using State = HostWaiter::State;
 using SshState = ssh::SshConnection::State;
 
-struct PodSpec {
-  std::string name = "w-0";
-  std::string phase = "Pending";
-  std::string ip;
-  std::string uid = "uid-1";
-  std::string rv = "10";
-  std::string waiting;  // Container waiting reason.
-  std::string hostname;
-  bool ready = false;
-  std::string unschedulable;
-  /// The controller ownerReference ("Kind/name"); "" for a bare pod.
-  std::string controller = "StatefulSet/w";
-  bool deleting = false;
-};
-
-nlohmann::json PodJson(const PodSpec& p) {
-  nlohmann::json pod = {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata",
-                         {{"name", p.name},
-                          {"namespace", "default"},
-                          {"uid", p.uid},
-                          {"resourceVersion", p.rv}}},
-                        {"spec", {{"containers", {{{"name", "main"}}}}}},
-                        {"status", {{"phase", p.phase}}}};
-  if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
-  if (!p.controller.empty()) {
-    size_t slash = p.controller.find('/');
-    pod["metadata"]["ownerReferences"] = {
-        {{"apiVersion", "apps/v1"},
-         {"kind", p.controller.substr(0, slash)},
-         {"name", p.controller.substr(slash + 1)},
-         {"uid", "owner-uid"},
-         {"controller", true}}};
-  }
-  if (p.deleting) {
-    pod["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z";
-    pod["metadata"]["deletionGracePeriodSeconds"] = 30;
-  }
-  if (!p.ip.empty()) {
-    pod["status"]["podIP"] = p.ip;
-    pod["status"]["podIPs"] = {{{"ip", p.ip}}};
-  }
-  nlohmann::json cs = {{"name", "main"},
-                       {"ready", p.ready},
-                       {"restartCount", 0},
-                       {"image", "x"},
-                       {"imageID", "x"}};
-  if (!p.waiting.empty()) {
-    cs["state"] = {{"waiting", {{"reason", p.waiting}, {"message", "boom"}}}};
-  }
-  pod["status"]["containerStatuses"] = {cs};
-  pod["status"]["conditions"] = {
-      {{"type", "Ready"}, {"status", p.ready ? "True" : "False"}}};
-  if (!p.unschedulable.empty()) {
-    pod["status"]["conditions"].push_back({{"type", "PodScheduled"},
-                                           {"status", "False"},
-                                           {"reason", "Unschedulable"},
-                                           {"message", p.unschedulable}});
-  }
-  return pod;
-}
+// Most pods here wait for a StatefulSet "w": uid-1, Pending, no IP yet.
+using PodSpec = kube::FakePod;
+const PodSpec kDefaults = {.uid = "uid-1", .controller = "StatefulSet/w"};
 
 std::string Event(const char* type, const PodSpec& p) {
-  return nlohmann::json({{"type", type}, {"object", PodJson(p)}}).dump() + "\n";
+  return kube::WatchEventLine(type, p, kDefaults);
 }
 
 std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const PodSpec& p : pods) items.push_back(PodJson(p));
-  return nlohmann::json({{"kind", "PodList"},
-                         {"metadata", {{"resourceVersion", rv}}},
-                         {"items", items}})
-      .dump();
+  return kube::PodListJson(pods, rv, kDefaults);
 }
 
 // The answer to a host's lookup (a field-selected LIST) that finds `p`; the
@@ -242,7 +179,7 @@ TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
   http_.Respond(0, 200, Found({}));
   http_.Headers(1, 200);
   PodSpec failed{.phase = "Failed", .rv = "11"};
-  nlohmann::json pod = PodJson(failed);
+  nlohmann::json pod = kube::PodJson(failed, kDefaults);
   pod["status"]["reason"] = "Evicted";
   pod["status"]["message"] = "low on memory";
   http_.Data(

@@ -74,6 +74,17 @@ class HostWaiterTest : public ::testing::Test {
 
   std::string Path(size_t i) const { return http_.request(i).path; }
 
+  // The API server down: every call the waiter makes fails with `error`
+  // (Unavailable) while time passes, until the waiter gives up.
+  void ApiDownUntilDone(const std::string& error) {
+    for (int i = 0; i < 1000 && !waiter_->done(); ++i) {
+      size_t last = http_.last_index();
+      if (http_.active(last)) http_.Done(last, UnavailableError(error));
+      Advance(waiter_->NextWake() - clock_.Now());
+    }
+    ASSERT_TRUE(waiter_->done());
+  }
+
   FakeClock clock_;
   kube::FakeHttpTransport http_;
   kube::KubeClient client_;
@@ -507,14 +518,7 @@ TEST_F(HostWaiterTest, ApiOutageIsReportedAsSuchNotAsPodState) {
   ASSERT_EQ(http_.size(), 2u);
   http_.Done(1, UnavailableError("GET https://10.96.0.1/...: Connection "
                                  "refused"));
-  // Re-watches keep failing while time passes.
-  for (int i = 0; i < 200 && !w.done(); ++i) {
-    size_t last = http_.last_index();
-    if (http_.active(last)) {
-      http_.Done(last, UnavailableError("Connection refused"));
-    }
-    Advance(seconds(1));
-  }
+  ApiDownUntilDone("Connection refused");  // Re-watches keep failing.
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(),
               StatusIs(Code::kDeadlineExceeded,
@@ -555,14 +559,7 @@ TEST_F(HostWaiterTest, ApiDownFromTheStartSaysSoNotPodMissing) {
   WaitPolicy policy;
   policy.timeout = seconds(20);
   HostWaiter& w = Make("w-0", policy);
-  while (!w.done()) {
-    size_t last = http_.last_index();
-    if (http_.active(last)) {
-      http_.Done(last, UnavailableError("get pods in default: Connection "
-                                        "refused"));
-    }
-    Advance(w.NextWake() - clock_.Now());
-  }
+  ApiDownUntilDone("get pods in default: Connection refused");
   EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
                                    "no usable answer from the API server for"));
   EXPECT_THAT(w.status().message(), HasSubstr("the pod was not read yet"));

@@ -12,6 +12,7 @@
 #include "plugin/base/log.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_pods.h"
 #include "tests/fakes/fake_ssh_connector.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -23,80 +24,16 @@ using ::testing::Not;
 using State = HostWaiter::State;
 using SshState = ssh::SshConnection::State;
 
-struct PodSpec {
-  std::string name = "w-0";
-  std::string phase = "Pending";
-  std::string ip;
-  std::string uid = "uid-1";
-  std::string rv = "10";
-  std::string waiting;  // Container waiting reason.
-  std::string hostname;
-  bool ready = false;
-  std::string unschedulable;
-  /// The controller ownerReference ("Kind/name"); "" for a bare pod.
-  std::string controller = "StatefulSet/w";
-  bool deleting = false;
-};
-
-nlohmann::json PodJson(const PodSpec& p) {
-  nlohmann::json pod = {{"apiVersion", "v1"},
-                        {"kind", "Pod"},
-                        {"metadata",
-                         {{"name", p.name},
-                          {"namespace", "default"},
-                          {"uid", p.uid},
-                          {"resourceVersion", p.rv}}},
-                        {"spec", {{"containers", {{{"name", "main"}}}}}},
-                        {"status", {{"phase", p.phase}}}};
-  if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
-  if (!p.controller.empty()) {
-    size_t slash = p.controller.find('/');
-    pod["metadata"]["ownerReferences"] = {
-        {{"apiVersion", "apps/v1"},
-         {"kind", p.controller.substr(0, slash)},
-         {"name", p.controller.substr(slash + 1)},
-         {"uid", "owner-uid"},
-         {"controller", true}}};
-  }
-  if (p.deleting) {
-    pod["metadata"]["deletionTimestamp"] = "2026-12-01T10:00:00Z";
-    pod["metadata"]["deletionGracePeriodSeconds"] = 30;
-  }
-  if (!p.ip.empty()) {
-    pod["status"]["podIP"] = p.ip;
-    pod["status"]["podIPs"] = {{{"ip", p.ip}}};
-  }
-  nlohmann::json cs = {{"name", "main"},
-                       {"ready", p.ready},
-                       {"restartCount", 0},
-                       {"image", "x"},
-                       {"imageID", "x"}};
-  if (!p.waiting.empty()) {
-    cs["state"] = {{"waiting", {{"reason", p.waiting}, {"message", "boom"}}}};
-  }
-  pod["status"]["containerStatuses"] = {cs};
-  pod["status"]["conditions"] = {
-      {{"type", "Ready"}, {"status", p.ready ? "True" : "False"}}};
-  if (!p.unschedulable.empty()) {
-    pod["status"]["conditions"].push_back({{"type", "PodScheduled"},
-                                           {"status", "False"},
-                                           {"reason", "Unschedulable"},
-                                           {"message", p.unschedulable}});
-  }
-  return pod;
-}
+// Most pods here wait for a StatefulSet "w": uid-1, Pending, no IP yet.
+using PodSpec = kube::FakePod;
+const PodSpec kDefaults = {.uid = "uid-1", .controller = "StatefulSet/w"};
 
 std::string Event(const char* type, const PodSpec& p) {
-  return nlohmann::json({{"type", type}, {"object", PodJson(p)}}).dump() + "\n";
+  return kube::WatchEventLine(type, p, kDefaults);
 }
 
 std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const PodSpec& p : pods) items.push_back(PodJson(p));
-  return nlohmann::json({{"kind", "PodList"},
-                         {"metadata", {{"resourceVersion", rv}}},
-                         {"items", items}})
-      .dump();
+  return kube::PodListJson(pods, rv, kDefaults);
 }
 
 // The answer to a host's lookup (a field-selected LIST) that finds `p`; the
@@ -136,6 +73,17 @@ class HostWaiterTest : public ::testing::Test {
   }
 
   std::string Path(size_t i) const { return http_.request(i).path; }
+
+  // The API server down: every call the waiter makes fails with `error`
+  // (Unavailable) while time passes, until the waiter gives up.
+  void ApiDownUntilDone(const std::string& error) {
+    for (int i = 0; i < 1000 && !waiter_->done(); ++i) {
+      size_t last = http_.last_index();
+      if (http_.active(last)) http_.Done(last, UnavailableError(error));
+      Advance(waiter_->NextWake() - clock_.Now());
+    }
+    ASSERT_TRUE(waiter_->done());
+  }
 
   FakeClock clock_;
   kube::FakeHttpTransport http_;
@@ -242,7 +190,7 @@ TEST_F(HostWaiterTest, FailedPhaseFailsFastWithReason) {
   http_.Respond(0, 200, Found({}));
   http_.Headers(1, 200);
   PodSpec failed{.phase = "Failed", .rv = "11"};
-  nlohmann::json pod = PodJson(failed);
+  nlohmann::json pod = kube::PodJson(failed, kDefaults);
   pod["status"]["reason"] = "Evicted";
   pod["status"]["message"] = "low on memory";
   http_.Data(
@@ -570,14 +518,7 @@ TEST_F(HostWaiterTest, ApiOutageIsReportedAsSuchNotAsPodState) {
   ASSERT_EQ(http_.size(), 2u);
   http_.Done(1, UnavailableError("GET https://10.96.0.1/...: Connection "
                                  "refused"));
-  // Re-watches keep failing while time passes.
-  for (int i = 0; i < 200 && !w.done(); ++i) {
-    size_t last = http_.last_index();
-    if (http_.active(last)) {
-      http_.Done(last, UnavailableError("Connection refused"));
-    }
-    Advance(seconds(1));
-  }
+  ApiDownUntilDone("Connection refused");  // Re-watches keep failing.
   EXPECT_EQ(w.state(), State::kFailed);
   EXPECT_THAT(w.status(),
               StatusIs(Code::kDeadlineExceeded,
@@ -618,14 +559,7 @@ TEST_F(HostWaiterTest, ApiDownFromTheStartSaysSoNotPodMissing) {
   WaitPolicy policy;
   policy.timeout = seconds(20);
   HostWaiter& w = Make("w-0", policy);
-  while (!w.done()) {
-    size_t last = http_.last_index();
-    if (http_.active(last)) {
-      http_.Done(last, UnavailableError("get pods in default: Connection "
-                                        "refused"));
-    }
-    Advance(w.NextWake() - clock_.Now());
-  }
+  ApiDownUntilDone("get pods in default: Connection refused");
   EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
                                    "no usable answer from the API server for"));
   EXPECT_THAT(w.status().message(), HasSubstr("the pod was not read yet"));

@@ -14,6 +14,7 @@
 #include "plugin/base/strings.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_pods.h"
 #include "tests/fakes/fake_ssh_connector.h"
 #include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
@@ -57,62 +58,17 @@ TEST(FormatHostfileTest, OpenMpiAndHorovod) {
 // ---- The collector
 // ------------------------------------------------------------
 
-struct PodSpec {
-  std::string name;
-  std::string phase = "Running";
-  std::string ip = "10.0.0.1";
-  std::string uid;  // Defaults to "uid-<name>".
-  std::string rv = "10";
-  std::string waiting;
-  bool deleting = false;
-  std::string gpus;  // resources.limits["nvidia.com/gpu"] when set.
-};
-
-nlohmann::json PodJson(const PodSpec& p) {
-  nlohmann::json container = {{"name", "main"}};
-  if (!p.gpus.empty()) {
-    container["resources"] = {{"limits", {{"nvidia.com/gpu", p.gpus}}}};
-  }
-  nlohmann::json pod = {{"kind", "Pod"},
-                        {"metadata",
-                         {{"name", p.name},
-                          {"namespace", "default"},
-                          {"uid", p.uid.empty() ? "uid-" + p.name : p.uid},
-                          {"resourceVersion", p.rv},
-                          {"labels", {{"role", "worker"}}}}},
-                        {"spec", {{"containers", {container}}}},
-                        {"status", {{"phase", p.phase}}}};
-  if (!p.ip.empty()) pod["status"]["podIP"] = p.ip;
-  if (p.deleting) {
-    pod["metadata"]["deletionTimestamp"] = "2025-01-01T00:00:00Z";
-  }
-  if (!p.waiting.empty()) {
-    pod["status"]["containerStatuses"] = {
-        {{"name", "main"}, {"state", {{"waiting", {{"reason", p.waiting}}}}}}};
-  }
-  return pod;
-}
+// The listed workers: Running with an IP, labelled as the selector asks.
+using PodSpec = kube::FakePod;
+const PodSpec kDefaults = {
+    .phase = "Running", .ip = "10.0.0.1", .labels = {{"role", "worker"}}};
 
 std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
-  nlohmann::json items = nlohmann::json::array();
-  for (const PodSpec& p : pods) items.push_back(PodJson(p));
-  return nlohmann::json(
-             {{"metadata", {{"resourceVersion", rv}}}, {"items", items}})
-      .dump();
+  return kube::PodListJson(pods, rv, kDefaults);
 }
 
 std::string Event(const char* type, const PodSpec& p) {
-  return nlohmann::json({{"type", type}, {"object", PodJson(p)}}).dump() + "\n";
-}
-
-// The value of `key` in the request's query, "" when absent.
-std::string Param(const kube::HttpRequest& r, const std::string& key) {
-  size_t q = r.path.find('?');
-  if (q == std::string::npos) return "";
-  for (const std::string& kv : Split(r.path.substr(q + 1), '&')) {
-    if (StartsWith(kv, key + "=")) return kv.substr(key.size() + 1);
-  }
-  return "";
+  return kube::WatchEventLine(type, p, kDefaults);
 }
 
 class HostfileCollectorTest : public ::testing::Test {
@@ -153,8 +109,9 @@ class HostfileCollectorTest : public ::testing::Test {
 TEST_F(HostfileCollectorTest, OneListRunningPodsWithIpInOrdinalOrder) {
   HostfileCollector& c = Make({});
   ASSERT_EQ(http_.size(), 1u);
-  EXPECT_EQ(Param(http_.request(0), "labelSelector"), "role%3Dworker");
-  EXPECT_EQ(Param(http_.request(0), "watch"), "");
+  EXPECT_EQ(kube::QueryParam(http_.request(0), "labelSelector"),
+            "role%3Dworker");
+  EXPECT_EQ(kube::QueryParam(http_.request(0), "watch"), "");
   http_.Respond(0, 200,
                 List({{.name = "w-10"},
                       {.name = "w-2"},
@@ -223,9 +180,9 @@ TEST_F(HostfileCollectorTest, WaitForCountFollowsTheWatch) {
   EXPECT_FALSE(c.done());
   ASSERT_EQ(http_.size(), 2u);
   const kube::HttpRequest& watch = http_.request(1);
-  EXPECT_EQ(Param(watch, "watch"), "true");
-  EXPECT_EQ(Param(watch, "resourceVersion"), "50");
-  EXPECT_EQ(Param(watch, "labelSelector"), "role%3Dworker");
+  EXPECT_EQ(kube::QueryParam(watch, "watch"), "true");
+  EXPECT_EQ(kube::QueryParam(watch, "resourceVersion"), "50");
+  EXPECT_EQ(kube::QueryParam(watch, "labelSelector"), "role%3Dworker");
   http_.Headers(1, 200);
   http_.Data(1, Event("MODIFIED", {.name = "w-1", .rv = "51"}));
   EXPECT_FALSE(c.done());

@@ -9,6 +9,7 @@
 #include "plugin/base/strings.h"
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
+#include "tests/fakes/fake_pods.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::kube {
@@ -16,11 +17,15 @@ namespace {
 
 using State = PodWatcher::State;
 
+// Pod "w0" as the watcher sees it: only its uid, version and phase vary.
 std::string PodJson(const std::string& uid, const std::string& rv,
                     const std::string& phase) {
-  return R"({"kind":"Pod","metadata":{"name":"w0","namespace":"default","uid":")" +
-         uid + R"(","resourceVersion":")" + rv + R"("},"status":{"phase":")" +
-         phase + R"("}})";
+  FakePod p;
+  p.name = "w0";
+  p.uid = uid;
+  p.rv = rv;
+  p.phase = phase;
+  return kube::PodJson(p).dump();
 }
 
 std::string Line(const std::string& type, const std::string& object) {
@@ -37,17 +42,7 @@ std::string StatusBody(int code, const std::string& reason) {
          reason + R"(","code":)" + std::to_string(code) + "}";
 }
 
-// The value of `key` in the request's query, "" when absent.
-std::string Param(const HttpRequest& r, const std::string& key) {
-  size_t q = r.path.find('?');
-  if (q == std::string::npos) return "";
-  for (const std::string& kv : Split(r.path.substr(q + 1), '&')) {
-    if (StartsWith(kv, key + "=")) return kv.substr(key.size() + 1);
-  }
-  return "";
-}
-
-bool IsWatch(const HttpRequest& r) { return Param(r, "watch") == "true"; }
+bool IsWatch(const HttpRequest& r) { return QueryParam(r, "watch") == "true"; }
 
 class PodWatcherTest : public ::testing::Test {
  protected:
@@ -74,9 +69,9 @@ class PodWatcherTest : public ::testing::Test {
   void ExpectWatchFrom(const std::string& rv) {
     const HttpRequest& r = transport_.last();
     EXPECT_TRUE(IsWatch(r)) << r.path;
-    EXPECT_EQ(Param(r, "resourceVersion"), rv) << r.path;
-    EXPECT_EQ(Param(r, "fieldSelector"), "metadata.name%3Dw0");
-    EXPECT_EQ(Param(r, "allowWatchBookmarks"), "true");
+    EXPECT_EQ(QueryParam(r, "resourceVersion"), rv) << r.path;
+    EXPECT_EQ(QueryParam(r, "fieldSelector"), "metadata.name%3Dw0");
+    EXPECT_EQ(QueryParam(r, "allowWatchBookmarks"), "true");
     EXPECT_EQ(watcher_.state(), State::kWatching);
   }
 
@@ -92,10 +87,10 @@ TEST_F(PodWatcherTest, EmptyRvListsThenWatchesFromListRv) {
   ASSERT_EQ(transport_.size(), 1u);
   EXPECT_FALSE(IsWatch(transport_.request(0)));
   EXPECT_EQ(watcher_.state(), State::kListing);
-  EXPECT_EQ(Param(transport_.request(0), "fieldSelector"),
+  EXPECT_EQ(QueryParam(transport_.request(0), "fieldSelector"),
             "metadata.name%3Dw0");
   // From the watch cache: no quorum read per waiting host.
-  EXPECT_EQ(Param(transport_.request(0), "resourceVersion"), "0");
+  EXPECT_EQ(QueryParam(transport_.request(0), "resourceVersion"), "0");
   transport_.Respond(0, 200,
                      R"({"metadata":{"resourceVersion":"100"},"items":[)" +
                          PodJson("uid-1", "90", "Pending") + "]}");
@@ -110,7 +105,7 @@ TEST_F(PodWatcherTest, EmptyRvListsThenWatchesFromListRv) {
 TEST_F(PodWatcherTest, TimeoutSecondsRandomisedInRange) {
   for (int i = 0; i < 20; ++i) {
     watcher_.Start(std::nullopt, "5", clock_.Now());
-    int t = *ParseInt(Param(transport_.last(), "timeoutSeconds"));
+    int t = *ParseInt(QueryParam(transport_.last(), "timeoutSeconds"));
     EXPECT_GE(t, 300);
     EXPECT_LT(t, 600);
     EXPECT_GT(transport_.last().idle_timeout_ms, t * 1000);
@@ -135,7 +130,7 @@ TEST_F(PodWatcherTest, ExpiredInStreamRelistsThenWatchesFromListRv) {
   ASSERT_EQ(transport_.size(), 2u);
   EXPECT_TRUE(transport_.cancelled(0));
   EXPECT_FALSE(IsWatch(transport_.request(1)));
-  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "0");
+  EXPECT_EQ(QueryParam(transport_.request(1), "resourceVersion"), "0");
   EXPECT_EQ(watcher_.state(), State::kListing);
   transport_.Respond(1, 200,
                      R"({"metadata":{"resourceVersion":"200"},"items":[)" +
@@ -341,7 +336,7 @@ TEST_F(PodWatcherTest, ExpiredAfterACachedListFallsBackToAQuorumList) {
   StartWatchingAt("5");
   transport_.Data(0, Line("ERROR", StatusBody(410, "Expired")));
   ASSERT_EQ(transport_.size(), 2u);
-  EXPECT_EQ(Param(transport_.request(1), "resourceVersion"), "0");
+  EXPECT_EQ(QueryParam(transport_.request(1), "resourceVersion"), "0");
   transport_.Respond(1, 200,
                      R"({"metadata":{"resourceVersion":"90"},"items":[)" +
                          PodJson("uid-1", "50", "Running") + "]}");
@@ -355,7 +350,7 @@ TEST_F(PodWatcherTest, ExpiredAfterACachedListFallsBackToAQuorumList) {
   Tick();
   ASSERT_EQ(transport_.size(), 4u);
   EXPECT_FALSE(IsWatch(transport_.request(3)));
-  EXPECT_EQ(Param(transport_.request(3), "resourceVersion"), "");
+  EXPECT_EQ(QueryParam(transport_.request(3), "resourceVersion"), "");
   transport_.Respond(3, 200,
                      R"({"metadata":{"resourceVersion":"120"},"items":[)" +
                          PodJson("uid-1", "50", "Running") + "]}");
@@ -364,7 +359,7 @@ TEST_F(PodWatcherTest, ExpiredAfterACachedListFallsBackToAQuorumList) {
   transport_.Data(4, Line("MODIFIED", PodJson("uid-1", "121", "Running")));
   transport_.Data(4, Line("ERROR", StatusBody(410, "Expired")));
   ASSERT_EQ(transport_.size(), 6u);
-  EXPECT_EQ(Param(transport_.request(5), "resourceVersion"), "0");
+  EXPECT_EQ(QueryParam(transport_.request(5), "resourceVersion"), "0");
 }
 
 TEST_F(PodWatcherTest, MalformedWatchEventFailsInsteadOfLooping) {
@@ -449,9 +444,10 @@ class PodSetWatcherTest : public PodWatcherTest {
 TEST_F(PodSetWatcherTest, PagedListThenWatchBySelector) {
   set_.Start(std::nullopt, "", clock_.Now());
   ASSERT_EQ(transport_.size(), 1u);
-  EXPECT_EQ(Param(transport_.request(0), "labelSelector"), "role%3Dworker");
-  EXPECT_EQ(Param(transport_.request(0), "fieldSelector"), "");
-  EXPECT_EQ(Param(transport_.request(0), "limit"), "500");
+  EXPECT_EQ(QueryParam(transport_.request(0), "labelSelector"),
+            "role%3Dworker");
+  EXPECT_EQ(QueryParam(transport_.request(0), "fieldSelector"), "");
+  EXPECT_EQ(QueryParam(transport_.request(0), "limit"), "500");
   transport_.Respond(
       0, 200,
       R"({"metadata":{"resourceVersion":"100","continue":"c1"},"items":[)" +
@@ -460,7 +456,7 @@ TEST_F(PodSetWatcherTest, PagedListThenWatchBySelector) {
   EXPECT_EQ(set_changes_, 0);
   ASSERT_EQ(transport_.size(), 2u);
   EXPECT_FALSE(IsWatch(transport_.request(1)));
-  EXPECT_EQ(Param(transport_.request(1), "continue"), "c1");
+  EXPECT_EQ(QueryParam(transport_.request(1), "continue"), "c1");
   transport_.Respond(1, 200,
                      R"({"metadata":{"resourceVersion":"100"},"items":[)" +
                          NamedPod("w-0", "u0", "91", "Pending") + "]}");
@@ -470,9 +466,9 @@ TEST_F(PodSetWatcherTest, PagedListThenWatchBySelector) {
   ASSERT_EQ(transport_.size(), 3u);
   const HttpRequest& w = transport_.request(2);
   EXPECT_TRUE(IsWatch(w));
-  EXPECT_EQ(Param(w, "resourceVersion"), "100");
-  EXPECT_EQ(Param(w, "labelSelector"), "role%3Dworker");
-  EXPECT_EQ(Param(w, "fieldSelector"), "");
+  EXPECT_EQ(QueryParam(w, "resourceVersion"), "100");
+  EXPECT_EQ(QueryParam(w, "labelSelector"), "role%3Dworker");
+  EXPECT_EQ(QueryParam(w, "fieldSelector"), "");
 
   transport_.Headers(2, 200);
   transport_.Data(2,
@@ -485,7 +481,7 @@ TEST_F(PodSetWatcherTest, PagedListThenWatchBySelector) {
   // Resumes from the last event's rv after a clean end.
   clock_.Advance(seconds(30));
   transport_.Done(2);
-  EXPECT_EQ(Param(transport_.last(), "resourceVersion"), "103");
+  EXPECT_EQ(QueryParam(transport_.last(), "resourceVersion"), "103");
 }
 
 TEST_F(PodSetWatcherTest, EmptyFirstListStillNotifies) {
@@ -527,7 +523,7 @@ TEST_F(PodSetWatcherTest, ExpiredContinueRestartsTheListFromScratch) {
   clock_.Advance(seconds(5));
   set_.OnTimer(clock_.Now());
   ASSERT_EQ(transport_.size(), 3u);
-  EXPECT_EQ(Param(transport_.request(2), "continue"), "");
+  EXPECT_EQ(QueryParam(transport_.request(2), "continue"), "");
   transport_.Respond(2, 200,
                      R"({"metadata":{"resourceVersion":"120"},"items":[)" +
                          NamedPod("w-0", "u0", "110", "Running") + "]}");

@@ -6,15 +6,10 @@
 # outputs (--svg/--chrome written, said where), thousand (1,000 hosts
 # complete; the timing claim is in bench/report_bench.sh, not here).
 set -uo pipefail
-AGENT=$1
-SCENARIO=$2
-HERE=$(cd "$(dirname "$0")" && pwd)
-SYNTH="$HERE/../../../bench/lib/synth_trace.py"
-T=$(mktemp -d /tmp/k8s-agent-report.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL [$SCENARIO]: $*" >&2; for f in "$T"/out "$T"/err; do [ -f "$f" ] && { echo "--- $f"; head -40 "$f"; } >&2; done; exit 1; }
-ok() { echo "ok [$SCENARIO]: $*"; }
-synth() { python3 "$SYNTH" --out "$T/traces" "$@" > "$T/files" || fail "synth_trace.py failed"; mapfile -t FILES < "$T/files"; }
+# shellcheck source=tests/integration/report/report_test_lib.sh
+source "$(dirname "$0")/report_test_lib.sh" "$@"
+# shellcheck disable=SC2317 # called by fail()
+on_fail() { for f in "$T"/out "$T"/err; do [ -f "$f" ] && { echo "--- $f"; head -40 "$f"; }; done; }
 
 case "$SCENARIO" in
 tree)

@@ -4,13 +4,11 @@
 #   svg_chromium_test.sh AGENT_BINARY SCENARIO    (few: 8 hosts, a row each; thousand: 1,000 hosts, grouped)
 # Exit 77 (skip) with the reason when chromium is not installed and cannot be.
 set -uo pipefail
-AGENT=$1
-SCENARIO=$2
-HERE=$(cd "$(dirname "$0")" && pwd)
-REPO="$HERE/../../.."
-T=$(mktemp -d /tmp/k8s-agent-svg.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL [svg $SCENARIO]: $*" >&2; [ -f "$T/chromium.log" ] && tail -20 "$T/chromium.log" >&2; exit 1; }
+# shellcheck source=tests/integration/report/report_test_lib.sh
+source "$(dirname "$0")/report_test_lib.sh" "$@"
+TAG="svg $SCENARIO"
+# shellcheck disable=SC2317 # called by fail()
+on_fail() { if [ -f "$T/chromium.log" ]; then tail -20 "$T/chromium.log"; fi; }
 
 if ! command -v chromium >/dev/null; then
   if [ "$(id -u)" = 0 ]; then
@@ -26,9 +24,7 @@ few) hosts=8; fanout=8; size=1000,420 ;;
 thousand) hosts=1000; fanout=64; size=1000,1000 ;;
 *) fail "unknown scenario" ;;
 esac
-python3 "$REPO/bench/lib/synth_trace.py" --hosts "$hosts" --fanout "$fanout" --failed 1 --out "$T/traces" > "$T/files" ||
-  fail "synth_trace.py"
-mapfile -t FILES < "$T/files"
+synth --hosts "$hosts" --fanout "$fanout" --failed 1
 "$AGENT" -q --report --svg "$T/launch.svg" "${FILES[@]}" > "$T/report.txt" || fail "--report failed"
 if [ "$SCENARIO" = thousand ]; then
   rows=$(grep -c 'text-anchor="end"' "$T/launch.svg")
@@ -47,4 +43,4 @@ NS=()
 [ -s "$T/shot.png" ] || fail "chromium wrote no screenshot (rc $?)"
 # The phases every synthetic host goes through, and the failed host's outline.
 python3 "$HERE/png_check.py" "$T/shot.png" 0.02 '#8c6bb1' '#f28e2b' '#4e79a7' '#59a14f' || fail "screenshot check"
-echo "ok [svg $SCENARIO]: $hosts hosts rendered by $(chromium --version 2>/dev/null)"
+ok "$hosts hosts rendered by $(chromium --version 2>/dev/null)"

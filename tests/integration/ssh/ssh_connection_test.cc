@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -19,8 +18,7 @@
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_client.h"
 #include "tests/fakes/status_matchers.h"
-#include "tests/integration/ssh/sshd_client_options.h"
-#include "tests/integration/ssh/sshd_fixture.h"
+#include "tests/integration/ssh/sshd_client_test.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -28,9 +26,8 @@ namespace {
 using State = SshConnection::State;
 using ::testing::HasSubstr;
 using testing::SshdClientOptions;
+using testing::SshdClientTest;
 using testing::SshdFixture;
-
-constexpr auto kStepTimeout = std::chrono::seconds(20);
 
 uint64_t Fnv1a(uint64_t h, const char* p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -103,43 +100,18 @@ class Ticker : public Pollable {
   TimePoint next_ = TimePoint::min();
 };
 
-class SshConnectionTest : public ::testing::Test {
+class SshConnectionTest : public SshdClientTest {
  protected:
   void SetUp() override {
-    ::signal(SIGPIPE, SIG_IGN);
+    SshdClientTest::SetUp();
     loop_.Add(&ticker_);
-    auto f = SshdFixture::Create();
-    ASSERT_THAT(f.status(), IsOk());
-    sshd_ = std::move(f).value();
-    auto kh = sshd_->WriteKnownHosts("w0");
-    ASSERT_THAT(kh.status(), IsOk());
-    known_hosts_ = *kh;
+    StartSshd();
   }
 
   ResolvedSshOptions Options() const {
     ResolvedSshOptions o = SshdClientOptions(*sshd_, known_hosts_);
     o.connect_timeout = std::chrono::seconds(5);
     return o;
-  }
-
-  std::unique_ptr<SshConnection> Connect(const ResolvedSshOptions& o,
-                                         const std::string& alias = "w0") {
-    connector_ = NewLibssh2Connector(o, RealClock::Get());
-    auto c = connector_->Connect("127.0.0.1", o.port, alias,
-                                 RealClock::Get()->Now());
-    loop_.Add(c.get());
-    return c;
-  }
-
-  // Runs the loop until `done` or the step timeout.
-  bool RunUntil(const std::function<bool()>& done,
-                Duration timeout = kStepTimeout) {
-    auto deadline = RealClock::Get()->Now() + timeout;
-    while (!done()) {
-      if (RealClock::Get()->Now() > deadline) return false;
-      EXPECT_THAT(loop_.RunOnce(), IsOk());
-    }
-    return true;
   }
 
   bool WaitReady(SshConnection* c) {
@@ -190,10 +162,6 @@ class SshConnectionTest : public ::testing::Test {
   }
 
   Ticker ticker_;
-  EventLoop loop_{RealClock::Get()};
-  std::unique_ptr<SshdFixture> sshd_;
-  std::string known_hosts_;
-  std::unique_ptr<SshConnector> connector_;
 };
 
 TEST_F(SshConnectionTest, ExitCodes) {
@@ -241,8 +209,11 @@ TEST_F(SshConnectionTest, QuotesSemicolonsAndVariables) {
   EXPECT_EQ(r.out, "a b c;d e'f\n$X=a b\nx  y\n");
 }
 
+// Several channel windows' worth (libssh2's is 2 MiB), byte for byte.
+// Throughput (256 MiB and 1 GiB, against OpenSSH) is bench/run.sh's benchmark
+// 5, not a test's business.
 TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
-  constexpr uint64_t kBytes = 256ull << 20;
+  constexpr uint64_t kBytes = 8ull << 20;
   const std::string pattern =
       "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ\n";
   // The expected stream: `yes PATTERN | head -c kBytes`.
@@ -264,38 +235,16 @@ TEST_F(SshConnectionTest, BulkOutputWithChecksum) {
   auto c = Connect(Options());
   ASSERT_TRUE(WaitReady(c.get()));
   Collector out(/*keep=*/false), err;
-  auto start = std::chrono::steady_clock::now();
   ASSERT_THAT(c->Exec(command, {-1, out.fd(), err.fd()}), IsOk());
-  ASSERT_TRUE(RunUntil(
-      [&] {
-        return c->state() == State::kExited || c->state() == State::kFailed;
-      },
-      std::chrono::seconds(120)));
+  ASSERT_TRUE(RunUntil([&] {
+    return c->state() == State::kExited || c->state() == State::kFailed;
+  }));
   ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
   out.Finish();
-  double ours =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
   EXPECT_EQ(c->exit_result().exit_status, 0);
   EXPECT_EQ(out.bytes(), kBytes);
   EXPECT_EQ(out.hash(), expected);
   EXPECT_EQ(err.text(), "");
-
-  // The same through OpenSSH's client, for comparison (printed only).
-  start = std::chrono::steady_clock::now();
-  Status ssh = SshdFixture::Run(
-      {"/bin/bash", "-c",
-       "set -o pipefail 2>/dev/null; /usr/bin/ssh -n -q -o BatchMode=yes -o "
-       "UserKnownHostsFile=/dev/null "
-       "-o StrictHostKeyChecking=no -i " +
-           sshd_->user_key() + " -p " + std::to_string(sshd_->port()) + " " +
-           sshd_->user() + "@127.0.0.1 '" + command + "' | cat > /dev/null"});
-  double openssh =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  std::printf(
-      "256 MiB through a pipe: k8s-agent ssh %.2f s, OpenSSH %.2f s %s\n", ours,
-      openssh, ssh.ok() ? "" : ssh.ToString().c_str());
 }
 
 TEST_F(SshConnectionTest, KnownHostsMatchUnderAliasOrIp) {

@@ -21,8 +21,7 @@
 #include "plugin/ssh/ssh_client.h"
 #include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
-#include "tests/integration/ssh/sshd_client_options.h"
-#include "tests/integration/ssh/sshd_fixture.h"
+#include "tests/integration/ssh/sshd_client_test.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -31,26 +30,12 @@ using State = SshConnection::State;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::SshdClientOptions;
+using testing::SshdClientTest;
 using testing::SshdFixture;
 using testing::SshdSetup;
 
-constexpr auto kStepTimeout = std::chrono::seconds(20);
-
-class KeyTypesTest : public ::testing::Test {
+class KeyTypesTest : public SshdClientTest {
  protected:
-  void SetUp() override { ::signal(SIGPIPE, SIG_IGN); }
-
-  void StartSshd(const SshdSetup& setup, const std::string& login_user = "") {
-    auto f = login_user.empty()
-                 ? SshdFixture::Create(setup)
-                 : SshdFixture::CreateWithLoginUser(setup, login_user);
-    ASSERT_THAT(f.status(), IsOk());
-    sshd_ = std::move(f).value();
-    auto kh = sshd_->WriteKnownHosts("w0");
-    ASSERT_THAT(kh.status(), IsOk());
-    known_hosts_ = *kh;
-  }
-
   ResolvedSshOptions Options() const {
     ResolvedSshOptions o = SshdClientOptions(*sshd_, known_hosts_);
     // Long: a permanent failure must come from the handshake, not this.
@@ -60,23 +45,13 @@ class KeyTypesTest : public ::testing::Test {
 
   // Connects and runs the loop until the connection is ready or failed.
   std::unique_ptr<SshConnection> ConnectAndWait(const ResolvedSshOptions& o) {
-    connector_ = NewLibssh2Connector(o, RealClock::Get());
-    auto c =
-        connector_->Connect("127.0.0.1", o.port, "w0", RealClock::Get()->Now());
-    loop_.Add(c.get());
-    auto deadline = RealClock::Get()->Now() + kStepTimeout;
-    while (c->state() != State::kReady && c->state() != State::kFailed &&
-           RealClock::Get()->Now() < deadline) {
-      EXPECT_THAT(loop_.RunOnce(), IsOk());
-    }
+    auto c = Connect(o);
+    RunUntil([&] {
+      return c->state() == State::kReady || c->state() == State::kFailed;
+    });
     loop_.Remove(c.get());
     return c;
   }
-
-  EventLoop loop_{RealClock::Get()};
-  std::unique_ptr<SshdFixture> sshd_;
-  std::string known_hosts_;
-  std::unique_ptr<SshConnector> connector_;
 };
 
 // --- Every type works both ways. ---------------------------------------
@@ -210,7 +185,7 @@ ExitResult SignalSleepingCommand(SshConnection* c, EventLoop* loop) {
   EXPECT_THAT(c->Exec("echo started; exec sleep 30", {-1, out_write.get(), -1}),
               IsOk());
   loop->Add(c);
-  auto deadline = RealClock::Get()->Now() + kStepTimeout;
+  auto deadline = RealClock::Get()->Now() + testing::kSshdStepTimeout;
   char buf[64];
   std::string got;
   while (got.find("started") == std::string::npos &&

@@ -11,11 +11,11 @@ while read -r binary corpus; do
   [ -d "$corpus" ] && [ -n "$(ls -A "$corpus")" ] || { echo "FAIL: empty corpus $corpus" >&2; status=1; continue; }
   if ! "$binary" "$@" "$corpus" > "$log" 2>&1; then
     echo "FAIL: $binary $corpus" >&2
-    tail -30 /tmp/fuzz-smoke.$$ >&2
+    tail -30 "$log" >&2
     status=1
   else
     echo "ok: $(basename "$binary") over $(ls "$corpus" | wc -l) inputs"
   fi
 done < "$list"
-rm -f /tmp/fuzz-smoke.$$
+rm -f "$log"
 exit $status

@@ -11,7 +11,7 @@
 # under `nice -n ${FUZZ_NICE:-10}` with -rss_limit_mb=2048 -timeout=10,
 # starting from build-fuzz/corpus/<t> (kept between runs) plus the seed
 # corpus tests/fuzz/corpus/<t>, which is read, never written, unless
-# --update-corpus is given: then the inputs that add coverage to the seed
+# --update-corpus is given: then the inputs that add edges to the seed
 # corpus (a set-cover merge, so a small set) are copied into it, named by
 # their SHA-1 as libFuzzer names them.
 #
@@ -91,11 +91,13 @@ run_one() {
   local load_end; load_end=$(uptime | sed 's/.*load average: //')
 
   # A set-cover merge of what was found into a copy of the seed corpus:
-  # the files it adds are the fewest inputs that reach the new coverage.
+  # the files it adds are the fewest inputs that reach the new edges
+  # (without counters: with hit-count buckets a 10-minute run adds
+  # hundreds of files per target for little more code reached).
   local merged=$BUILD/merged/$t
   rm -rf "$merged"; mkdir -p "$merged"
   cp "$seed"/* "$merged"/
-  fuzzer "$t" -set_cover_merge=1 -max_len=65536 -rss_limit_mb=2048 \
+  fuzzer "$t" -set_cover_merge=1 -use_counters=0 -max_len=65536 -rss_limit_mb=2048 \
     -timeout=10 "$merged" "$work" >"$BUILD/merge_$t.log" 2>&1 || true
   local added; added=$(( $(count "$merged" '*') - seed_before ))
   local adds="+$added"

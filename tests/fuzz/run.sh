@@ -80,7 +80,8 @@ count() { find "$1" -maxdepth 1 -type f -name "$2" | wc -l; }
 
 # Fuzzes, merges and summarizes one target; prints its table row.
 run_one() {
-  local t=$1 work=$BUILD/corpus/$t seed=$ROOT/tests/fuzz/corpus/$t
+  local t=$1
+  local work=$BUILD/corpus/$t seed=$ROOT/tests/fuzz/corpus/$t
   local art=$BUILD/artifacts/$t log=$BUILD/fuzz_$t.log rc=0
   mkdir -p "$work" "$art"
   local seed_before; seed_before=$(count "$seed" '*')
@@ -149,8 +150,10 @@ for t in "${TARGETS[@]}"; do
 done
 for p in "${!pids[@]}"; do wait "$p" || status=1; done
 for t in "${TARGETS[@]}"; do
-  [ -f "$BUILD/row_$t.md" ] && cat "$BUILD/row_$t.md" | tee -a "$RESULTS"
-  rm -f "$BUILD/row_$t.md"
+  if [ -f "$BUILD/row_$t.md" ]; then
+    tee -a "$RESULTS" <"$BUILD/row_$t.md"
+    rm -f "$BUILD/row_$t.md"
+  fi
 done
 echo "results: $RESULTS"
 exit $status

@@ -55,15 +55,6 @@ int FreePort() {
   return ntohs(a.sin_port);
 }
 
-bool PortAccepts(int port) {
-  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return ::connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-}
-
 // Waits (poll as a bounded timer) up to `ms` for the child to exit.
 bool WaitExit(pid_t pid, int ms) {
   for (int waited = 0; waited <= ms; waited += 10) {
@@ -225,6 +216,32 @@ Status SshdFixture::AddLoginUser(const std::string& name) {
 
 Status SshdFixture::Start() {
   if (pid_ > 0) return OkStatus();
+  // FreePort() must let its port go before sshd binds it, and another test
+  // may take it in between: then this sshd cannot bind, and only the first
+  // start moves to a new port (a restart keeps the address tests know).
+  for (int attempt = 1;; ++attempt) {
+    Status s = SpawnAndWaitListening();
+    bool port_taken =
+        !s.ok() && !started_ &&
+        s.message().find("Address already in use") != std::string::npos;
+    if (!port_taken || attempt == 5) {
+      if (s.ok()) started_ = true;
+      return s;
+    }
+    int old_port = port_;
+    port_ = FreePort();
+    if (port_ <= 0) return InternalError("no free port");
+    std::string cfg = dir_ + "/sshd_config";
+    K8S_ASSIGN_OR_RETURN(std::string text, ReadFileToString(cfg));
+    std::string from = "Port " + std::to_string(old_port) + "\n";
+    size_t at = text.find(from);
+    if (at == std::string::npos) return InternalError("no Port line: " + cfg);
+    text.replace(at, from.size(), "Port " + std::to_string(port_) + "\n");
+    K8S_RETURN_IF_ERROR(WriteFile(cfg, text));
+  }
+}
+
+Status SshdFixture::SpawnAndWaitListening() {
   ::mkdir("/run/sshd", 0755);  // G4: privsep dir; the unit never ran.
   std::string cfg = dir_ + "/sshd_config";
   std::string log = dir_ + "/sshd.log";
@@ -261,23 +278,36 @@ Status SshdFixture::Start() {
                                    O_WRONLY | O_CREAT | O_APPEND, 0600);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+  // A restart appends to the same log: read only what this start writes.
+  struct stat log_st {};
+  const size_t log_start = ::stat(log.c_str(), &log_st) == 0
+                               ? static_cast<size_t>(log_st.st_size)
+                               : 0;
   int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) {
     pid_ = -1;
     return ErrnoError("spawn sshd", rc);
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // Ready is this sshd's own "Server listening" line (logged after its
+  // listen()), read from where this start began: a connect alone could
+  // reach another test's sshd on a port this one failed to bind.
+  const std::string listening =
+      "Server listening on 127.0.0.1 port " + std::to_string(port_) + ".";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (PortAccepts(port_)) return OkStatus();
+    if (Log().find(listening, log_start) != std::string::npos) {
+      return OkStatus();
+    }
     if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
       pid_ = -1;
-      return InternalError("sshd exited: " + Log());
+      return InternalError("sshd exited: " + Log().substr(log_start));
     }
     ::poll(nullptr, 0, 10);
   }
   Stop();
-  return InternalError("sshd did not listen within 10 s: " + Log());
+  return InternalError("sshd did not listen within 30 s: " +
+                       Log().substr(log_start));
 }
 
 std::vector<pid_t> SshdFixture::Tree() const {

@@ -87,6 +87,7 @@ class SshdFixture {
   SshdFixture() = default;
   Status Init(const SshdSetup& setup, const std::string& login_user = "");
   Status AddLoginUser(const std::string& name);
+  Status SpawnAndWaitListening();
   std::vector<pid_t> Tree() const;
 
   std::string dir_;
@@ -96,6 +97,7 @@ class SshdFixture {
   std::string host_key_;
   std::string user_key_;
   int port_ = 0;
+  bool started_ = false;  // Once listening, the port stays.
   pid_t pid_ = -1;
   int known_hosts_count_ = 0;
 };

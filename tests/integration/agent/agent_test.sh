@@ -68,12 +68,17 @@ start_sshd() {
   # ~150 ms per command) from this sshd only.
   setsid unshare --mount sh -c "mount --bind $T/ssh/empty_bashrc /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $T/ssh/sshd_config" \
     >> "$T/sshd.log" 2>&1 < /dev/null &
-  echo $! > "$T/sshd.pid"
-  for _ in $(seq 1 100); do
-    (exec 3<>/dev/tcp/127.0.0.1/$SSH_PORT) 2>/dev/null && return 0
+  local pid=$! from
+  echo "$pid" > "$T/sshd.pid"
+  # Ready is this start's own "Server listening" line, logged after its
+  # listen(): a connect alone could reach another test's sshd on the port.
+  from=$(($(stat -c %s "$T/sshd.log" 2>/dev/null || echo 0) + 1))
+  for _ in $(seq 1 600); do
+    tail -c +"$from" "$T/sshd.log" | grep -qF "Server listening on 127.0.0.1 port $SSH_PORT." && return 0
+    kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
-  fail "sshd did not start: $(cat "$T/sshd.log")"
+  fail "sshd did not start listening on port $SSH_PORT (another process may hold it): $(tail -c +"$from" "$T/sshd.log")"
 }
 
 # ---- fake API server ------------------------------------------------------

@@ -58,14 +58,6 @@ std::string JoinLimited(const std::vector<std::string>& items) {
 
 }  // namespace
 
-StatusOr<HostfileFormat> ParseHostfileFormat(const std::string& text) {
-  std::string v = ToLower(Trim(text));
-  if (v == "openmpi") return HostfileFormat::kOpenMpi;
-  if (v == "horovod") return HostfileFormat::kHorovod;
-  return InvalidArgumentError("unknown hostfile format \"" + Printable(text) +
-                              "\" (use openmpi or horovod)");
-}
-
 bool PodNameLess(const std::string& a, const std::string& b) {
   auto [a_prefix, a_ordinal] = SplitOrdinal(a);
   auto [b_prefix, b_ordinal] = SplitOrdinal(b);

@@ -30,9 +30,6 @@ enum class HostfileFormat {
   kHorovod,  ///< "w-0:4" (or "w-0": horovodrun uses --slots-per-host).
 };
 
-/// Parses "openmpi" / "horovod".
-StatusOr<HostfileFormat> ParseHostfileFormat(const std::string& text);
-
 struct HostfileOptions {
   std::string ns;
   std::string label_selector;

@@ -15,6 +15,18 @@ hostile_cleanup() {
 }
 trap hostile_cleanup EXIT
 
+# Starts proxy SCRIPT (of this directory) in front of sshd with its one
+# argument; PX is the port it chose itself, known to the agent as w-0's.
+start_proxy() {
+  local script=$1 arg=$2
+  rm -f "$T/proxy.ready"
+  /usr/bin/python3 "$HERE/$script" "$SSH_PORT" "$arg" "$T/proxy.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -s "$T/proxy.ready" || fail "$script did not start"
+  PX=$(cat "$T/proxy.ready")
+  printf '[w-0]:%s %s\n' "$PX" "$hostkey" >> "$T/ssh/known_hosts"
+}
+
 case "$SCENARIO" in
 probe-silent-listener)
   # A listener at the pod IP that accepts and never speaks: the first probe
@@ -140,11 +152,7 @@ AKC
   sed -i "s|^AuthorizedKeysFile .*|AuthorizedKeysFile none|" "$T/ssh/sshd_config"
   printf 'AuthorizedKeysCommand %s\nAuthorizedKeysCommandUser root\n' "$akc_dir/akc" >> "$T/ssh/sshd_config"
   start_sshd
-  PX=$(free_port)
-  /usr/bin/python3 "$HERE/reset_proxy.py" "$PX" "$SSH_PORT" "$T/auth-started" "$T/proxy.ready" &
-  AFTER_PIDS+=($!)
-  wait_for 5 test -e "$T/proxy.ready" || fail "proxy did not start"
-  printf '[w-0]:%s %s\n' "$PX" "$hostkey" >> "$T/ssh/known_hosts"
+  start_proxy reset_proxy.py "$T/auth-started"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   "$AGENT" -p "$PX" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
     --timeout 3s w-0 true > "$T/out" 2> "$T/err"
@@ -161,11 +169,7 @@ sshd-closes-after-kex)
   # before its banner.) Transient, so retried within --timeout; the message
   # names the stage, the host and where to look.
   start_sshd
-  PX=$(free_port)
-  /usr/bin/python3 "$HERE/kex_close_proxy.py" "$PX" "$SSH_PORT" "$T/kex-closed" "$T/proxy.ready" &
-  AFTER_PIDS+=($!)
-  wait_for 5 test -e "$T/proxy.ready" || fail "proxy did not start"
-  printf '[w-0]:%s %s\n' "$PX" "$hostkey" >> "$T/ssh/known_hosts"
+  start_proxy kex_close_proxy.py "$T/kex-closed"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   "$AGENT" -p "$PX" -i "$T/ssh/id_ed25519" -o "UserKnownHostsFile=$T/ssh/known_hosts" -l root \
     --timeout 3s w-0 true > "$T/out" 2> "$T/err"

@@ -2,19 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """A TCP proxy that closes both sides once the SSH key exchange is done.
 
-Usage: kex_close_proxy.py LISTEN_PORT TARGET_PORT COUNT_FILE READY_FILE
-Forwards 127.0.0.1:LISTEN_PORT to 127.0.0.1:TARGET_PORT (a real sshd). It
+Usage: kex_close_proxy.py TARGET_PORT COUNT_FILE READY_FILE
+Forwards a port of its own (written to READY_FILE) to 127.0.0.1:TARGET_PORT
+(a real sshd). It
 follows each direction's packets up to SSH_MSG_NEWKEYS (21): until then
 they are unencrypted, so the framing (uint32 length, padding length,
 payload) is readable. Once both sides have sent NEWKEYS, both sockets are
-closed (FIN), as an sshd does that drops a connection right after the key
-exchange (MaxStartups, PerSourcePenalties, a restart). Every connection
+closed (FIN), as when the connection's sshd process ends right after the
+key exchange or something in between cuts it. Every connection
 that got that far adds a line to COUNT_FILE.
 """
-import os
 import select
-import socket
 import sys
+
+from proxy_lib import accept_pair, listen_and_announce
 
 NEWKEYS = 21
 
@@ -48,23 +49,15 @@ class Direction:
 
 
 def main():
-    listen_port, target_port = int(sys.argv[1]), int(sys.argv[2])
-    count_file, ready = sys.argv[3], sys.argv[4]
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", listen_port))
-    srv.listen(16)
-    with open(ready, "w") as f:
-        f.write("ready\n")
+    target_port, count_file, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    srv = listen_and_announce(ready)
     peer = {}    # socket -> its partner
     parser = {}  # socket -> Direction of the bytes read from it
     while True:
         readable, _, _ = select.select([srv] + list(peer), [], [])
         for s in readable:
             if s is srv:
-                c, _ = srv.accept()
-                u = socket.create_connection(("127.0.0.1", target_port))
-                peer[c], peer[u] = u, c
+                c, u = accept_pair(srv, target_port, peer)
                 parser[c], parser[u] = Direction(), Direction()
                 continue
             if s not in peer:

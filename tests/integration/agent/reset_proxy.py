@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """A TCP proxy that resets the client when a trigger file appears.
 
-Usage: reset_proxy.py LISTEN_PORT TARGET_PORT TRIGGER_FILE PORT_READY_FILE
-Forwards 127.0.0.1:LISTEN_PORT to 127.0.0.1:TARGET_PORT. Whenever
-TRIGGER_FILE exists (sshd's AuthorizedKeysCommand creates it, so the
-client is waiting for an authentication answer), every open client
-connection is closed with SO_LINGER 0, which sends a TCP RST, and the
-file is removed.
+Usage: reset_proxy.py TARGET_PORT TRIGGER_FILE READY_FILE
+Forwards a port of its own (written to READY_FILE) to 127.0.0.1:TARGET_PORT.
+Whenever TRIGGER_FILE exists (sshd's AuthorizedKeysCommand creates it, so
+the client is waiting for an authentication answer), every open client
+connection is closed with SO_LINGER 0, which sends a TCP RST, and the file
+is removed.
 """
 import os
 import select
@@ -15,16 +15,12 @@ import socket
 import struct
 import sys
 
+from proxy_lib import accept_pair, listen_and_announce
+
 
 def main():
-    listen_port, target_port = int(sys.argv[1]), int(sys.argv[2])
-    trigger, ready = sys.argv[3], sys.argv[4]
-    srv = socket.socket()
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", listen_port))
-    srv.listen(16)
-    with open(ready, "w") as f:
-        f.write("ready\n")
+    target_port, trigger, ready = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    srv = listen_and_announce(ready)
     peer = {}  # socket -> its partner
     clients = set()
     while True:
@@ -42,9 +38,7 @@ def main():
             continue
         for s in readable:
             if s is srv:
-                c, _ = srv.accept()
-                u = socket.create_connection(("127.0.0.1", target_port))
-                peer[c], peer[u] = u, c
+                c, _ = accept_pair(srv, target_port, peer)
                 clients.add(c)
                 continue
             if s not in peer:

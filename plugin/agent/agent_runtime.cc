@@ -45,8 +45,8 @@ void AgentRuntime::ReleaseApi() {
   // start-up's code pages back (idle_memory.h), so an idle agent holds
   // little more than its SSH session.
   ReleasedMemory released = ReleaseStartupMemory();
-  LogDebug("dropped " + std::to_string(released.unmapped_bytes >> 10) +
-           " KiB of read-only mappings before attaching");
+  LogDebug("advised away " + std::to_string(released.advised_bytes >> 10) +
+           " KiB of the binary's clean read-only mappings before attaching");
 }
 
 }  // namespace k8s_agent

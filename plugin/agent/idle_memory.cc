@@ -1,71 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
 // ReleaseStartupMemory: malloc_trim and MADV_DONTNEED on the binary's
-// read-only segments.
+// clean read-only mappings.
 
 #include "plugin/agent/idle_memory.h"
 
-#include <elf.h>
-#include <link.h>
 #include <malloc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace k8s_agent {
 namespace {
 
-struct Walk {
-  uintptr_t page = 4096;
-  size_t unmapped = 0;
-  bool main_seen = false;
+struct Range {
+  uintptr_t begin = 0;
+  uintptr_t end = 0;
 };
 
-int DropReadOnlySegments(dl_phdr_info* info, size_t, void* data) {
-  auto* walk = static_cast<Walk*>(data);
-  // The first object is the executable itself; the shared glibc pages
-  // are shared with every process and cost this one almost nothing.
-  if (walk->main_seen) return 1;
-  walk->main_seen = true;
-  auto page_down = [&](uintptr_t a) { return a & ~(walk->page - 1); };
-  auto page_up = [&](uintptr_t a) {
-    return (a + walk->page - 1) & ~(walk->page - 1);
+// The mappings of the running executable that are read-only, private and
+// hold no anonymous (copied-on-write) page, from /proc/self/smaps: the
+// kernel's view, not the ELF headers', so text relocations, a debugger's
+// breakpoints, RELRO after mprotect, or an image unpacked into anonymous
+// memory all keep their pages (MADV_DONTNEED would revert those to the
+// file's bytes or to zeros).
+std::vector<Range> CleanReadOnlyMappingsOfExe() {
+  std::vector<Range> out;
+  struct stat exe {};
+  if (::stat("/proc/self/exe", &exe) != 0) return out;
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool candidate = false;
+  Range current;
+  auto finish = [&] {
+    if (candidate) out.push_back(current);
+    candidate = false;
   };
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-    // PF_W also excludes RELRO, which lies inside the writable segment.
-    if (ph.p_type != PT_LOAD || (ph.p_flags & PF_W) != 0) continue;
-    uintptr_t begin = page_down(info->dlpi_addr + ph.p_vaddr);
-    uintptr_t end = page_up(info->dlpi_addr + ph.p_vaddr + ph.p_memsz);
-    // A page a writable segment also covers is that segment's (ld.so maps
-    // it last): never drop it.
-    for (int j = 0; j < info->dlpi_phnum; ++j) {
-      const ElfW(Phdr)& w = info->dlpi_phdr[j];
-      if (w.p_type != PT_LOAD || (w.p_flags & PF_W) == 0) continue;
-      uintptr_t wb = page_down(info->dlpi_addr + w.p_vaddr);
-      uintptr_t we = page_up(info->dlpi_addr + w.p_vaddr + w.p_memsz);
-      if (wb <= begin && begin < we) begin = we;
-      if (begin < wb && wb < end) end = wb;
+  while (std::getline(smaps, line)) {
+    unsigned long long begin = 0, end = 0, offset = 0, inode = 0;
+    unsigned int major = 0, minor = 0;
+    char perms[5] = {};
+    // A mapping's header: "begin-end perms offset major:minor inode path".
+    if (std::sscanf(line.c_str(), "%llx-%llx %4s %llx %x:%x %llu", &begin, &end,
+                    perms, &offset, &major, &minor, &inode) == 7) {
+      finish();
+      candidate = perms[1] == '-' && perms[3] == 'p' &&
+                  inode == static_cast<unsigned long long>(exe.st_ino) &&
+                  makedev(major, minor) == exe.st_dev;
+      current = {static_cast<uintptr_t>(begin), static_cast<uintptr_t>(end)};
+      continue;
     }
-    if (begin >= end) continue;
-    if (::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED) ==
-        0) {
-      walk->unmapped += end - begin;
+    unsigned long long kb = 0;
+    if (candidate &&
+        std::sscanf(line.c_str(), "Anonymous: %llu kB", &kb) == 1 && kb != 0) {
+      candidate = false;
     }
   }
-  return 1;
+  finish();
+  return out;
 }
 
 }  // namespace
 
 ReleasedMemory ReleaseStartupMemory() {
   ::malloc_trim(0);
-  Walk walk;
-  long page = ::sysconf(_SC_PAGESIZE);
-  if (page > 0) walk.page = static_cast<uintptr_t>(page);
-  ::dl_iterate_phdr(DropReadOnlySegments, &walk);
   ReleasedMemory released;
-  released.unmapped_bytes = walk.unmapped;
+  for (const Range& r : CleanReadOnlyMappingsOfExe()) {
+    if (::madvise(reinterpret_cast<void*>(r.begin), r.end - r.begin,
+                  MADV_DONTNEED) == 0) {
+      released.advised_bytes += r.end - r.begin;
+    }
+  }
   return released;
 }
 

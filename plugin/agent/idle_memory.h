@@ -9,7 +9,8 @@
 namespace k8s_agent {
 
 struct ReleasedMemory {
-  size_t unmapped_bytes = 0;  // Read-only segments of the binary dropped.
+  // Size of the ranges advised away (not all of it was resident).
+  size_t advised_bytes = 0;
 };
 
 /// Called once the API client is gone and before the command starts: an
@@ -19,16 +20,18 @@ struct ReleasedMemory {
 ///
 /// 1. malloc_trim(0) returns the freed heap (curl, OpenSSL's TLS state,
 ///    JSON) to the kernel.
-/// 2. The binary's read-only, file-backed segments (code, constants,
+/// 2. The binary's read-only, file-backed mappings (code, constants,
 ///    relocation tables) are unmapped from this process with
-///    MADV_DONTNEED: the pages stay in the page cache and whatever the SSH
-///    phase runs is mapped back by a minor fault (no I/O) when it runs;
-///    the code of the API phase (curl, TLS, JSON, YAML) is not. Being
-///    static, the binary's pages are shared only with other agents, so
-///    every one of them otherwise holds the whole start-up's code in its
-///    PSS. Writable and relocated (RELRO) segments are never touched:
-///    their pages are private copies that MADV_DONTNEED would revert to
-///    the file's bytes.
+///    MADV_DONTNEED: the pages usually stay in the page cache, and
+///    whatever the SSH phase runs is mapped back by a minor fault when it
+///    runs (a major fault, with I/O, if memory pressure evicted them in
+///    between); the code of the API phase (curl, TLS, JSON, YAML) is not.
+///    Being static, the binary's pages are shared only with other agents,
+///    so every one of them otherwise holds the whole start-up's code in
+///    its PSS. Only mappings of /proc/self/exe that are read-only, private
+///    and hold no anonymous page are touched: writable data, RELRO, text
+///    relocations or breakpoints are private copies that MADV_DONTNEED
+///    would revert to the file's bytes.
 ReleasedMemory ReleaseStartupMemory();
 
 }  // namespace k8s_agent

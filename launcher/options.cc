@@ -166,7 +166,6 @@ Status ScanArgs(const std::vector<std::string>& args, ParseState* p,
     ++i;
     if (!many_hosts && options_ended) break;  // "-- HOST CMD...".
   }
-  if (o.ssh.log_level) ApplyLogLevel(*o.ssh.log_level, p);
   p->options.command_words.assign(args.begin() + static_cast<ptrdiff_t>(i),
                                   args.end());
   return OkStatus();
@@ -386,6 +385,9 @@ StatusOr<Options> ParseOptions(
   for (const auto* layer : {&from_file, &from_env, &from_argv}) {
     for (const Setting& s : *layer) K8S_RETURN_IF_ERROR(s.opt->set(s, &p));
   }
+  // After every layer, so -o LogLevel and --verbose take the larger of the
+  // two, not their sum (--verbose is a command-line setting, applied above).
+  if (o.ssh.log_level) ApplyLogLevel(*o.ssh.log_level, &p);
   if (p.quiet) o.quiet = true;
   if (p.verbose_count > 0) o.verbosity = std::min(p.verbose_count, 2);
   o.command = Join(o.command_words, " ");

@@ -88,7 +88,7 @@ Status AddVerbose(char, const std::string&, ParseState* p) {
   return OkStatus();
 }
 
-/// A flag ssh has and k8s-agent does without: a note at -v says why.
+/// A flag ssh has and k8s-agent does without: a note at -vv says why.
 Status Ignore(char flag, const std::string&, ParseState* p) {
   std::string why;
   switch (flag) {

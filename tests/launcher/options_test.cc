@@ -384,6 +384,18 @@ TEST(OptionsTest, TestbedAgentStringWithLogLevel) {
   EXPECT_EQ(o->command, kOrtedCommand);
 }
 
+TEST(OptionsTest, LogLevelAndVerboseTakeTheLargerNotTheSum) {
+  // -o LogLevel=VERBOSE is -v; with --verbose (also -v) it stays -v.
+  for (const Args& args : std::vector<Args>{
+           {"-o", "LogLevel=VERBOSE", "--verbose", "hostA", "true"},
+           {"--verbose", "-o", "LogLevel=VERBOSE", "hostA", "true"},
+           {"-v", "-o", "LogLevel=VERBOSE", "hostA", "true"}}) {
+    StatusOr<Options> o = Parse(args);
+    ASSERT_THAT(o, IsOk());
+    EXPECT_EQ(o->verbosity, 1) << Join(args, " ");
+  }
+}
+
 TEST(OptionsTest, LogLevelDebugRaisesVerbosity) {
   StatusOr<Options> o = Parse({"-o", "LogLevel=DEBUG2", "hostA", "true"});
   ASSERT_THAT(o, IsOk());

@@ -63,6 +63,7 @@ std::optional<std::string> Base64Decode(std::string_view text) {
   uint32_t acc = 0;
   int bits = 0;
   size_t pad = 0;
+  size_t digits = 0;
   for (char c : text) {
     if (IsSpace(c)) continue;
     if (c == '=') {
@@ -72,6 +73,7 @@ std::optional<std::string> Base64Decode(std::string_view text) {
     if (pad > 0) return std::nullopt;  // Data after padding.
     int v = DigitValue(c);
     if (v < 0) return std::nullopt;
+    ++digits;
     acc = (acc << 6) | static_cast<uint32_t>(v);
     bits += 6;
     if (bits >= 8) {
@@ -80,6 +82,10 @@ std::optional<std::string> Base64Decode(std::string_view text) {
     }
   }
   if (pad > 2) return std::nullopt;
+  // A single digit left over carries no whole byte: the text was cut. With
+  // padding, digits and '=' must fill whole groups of four.
+  if (digits % 4 == 1) return std::nullopt;
+  if (pad > 0 && (digits + pad) % 4 != 0) return std::nullopt;
   return out;
 }
 

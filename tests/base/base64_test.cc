@@ -28,6 +28,17 @@ TEST(Base64Test, RejectsWhatIsNotStandardBase64) {
   EXPECT_FALSE(Base64Decode("_-8").has_value());  // URL-safe alphabet.
 }
 
+TEST(Base64Test, RejectsTruncatedText) {
+  // A cut-off certificate-authority-data must say "invalid base64", not
+  // turn up later as a broken PEM.
+  EXPECT_FALSE(Base64Decode("Zm9vY").has_value());  // One digit left over.
+  EXPECT_FALSE(Base64Decode("Z").has_value());
+  EXPECT_FALSE(Base64Decode("Zm9v=").has_value());  // Padding past a group.
+  EXPECT_FALSE(Base64Decode("Zm9vYg=").has_value());
+  EXPECT_EQ(Base64Decode("Zm9vYg=="), "foob");
+  EXPECT_EQ(Base64Decode("Zm9vYmE="), "fooba");
+}
+
 TEST(Base64Test, SkipsWhitespaceAndMissingPadding) {
   // kubeconfig *-data values and PEM bodies may be wrapped.
   EXPECT_EQ(Base64Decode("Q0Et\nUEVN\r\n"), "CA-PEM");

@@ -83,9 +83,11 @@ Found Named(const std::vector<KubeconfigFile>& files, const char* list,
     const YAML::Node entries = f.root[list];
     if (!entries || !entries.IsSequence()) continue;
     for (const YAML::Node& entry : entries) {
-      if (Scalar(entry, "name") == name && entry[kind] && entry[kind].IsMap()) {
-        return Found{entry[kind], &f};
-      }
+      if (Scalar(entry, "name") != name) continue;
+      // The first definition decides, even a broken one (not a map): a
+      // later file's entry of the same name never stands in for it.
+      if (!entry[kind] || !entry[kind].IsMap()) return Found{};
+      return Found{entry[kind], &f};
     }
   }
   return Found{};

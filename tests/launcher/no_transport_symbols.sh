@@ -18,6 +18,12 @@ for lib in curl_ libssh2_; do
 done
 rc=0
 for bin in "$@"; do
+  # nm must read the binary: an unreadable one would show no symbols.
+  if ! nm "$bin" > /dev/null 2>&1; then
+    echo "FAIL: nm cannot read $bin" >&2
+    rc=1
+    continue
+  fi
   found=$(defined "$bin" | head -5)
   if [ -n "$found" ]; then
     echo "FAIL: $bin links libcurl or libssh2 code, e.g.:" >&2

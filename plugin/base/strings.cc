@@ -24,6 +24,13 @@ std::string Join(const std::vector<std::string>& words, std::string_view sep) {
   return out;
 }
 
+bool Contains(const std::vector<std::string>& words, std::string_view word) {
+  for (const std::string& w : words) {
+    if (w == word) return true;
+  }
+  return false;
+}
+
 std::vector<std::string> Split(std::string_view s, char sep) {
   std::vector<std::string> out;
   size_t start = 0;

@@ -14,6 +14,8 @@
 namespace k8s_agent {
 
 std::string Join(const std::vector<std::string>& words, std::string_view sep);
+/// True if `words` holds `word`.
+bool Contains(const std::vector<std::string>& words, std::string_view word);
 std::vector<std::string> Split(std::string_view s, char sep);
 std::string_view Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);

@@ -9,13 +9,6 @@
 #include "plugin/base/strings.h"
 
 namespace k8s_agent::ssh {
-namespace {
-
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
-}  // namespace
 
 const char* AlgorithmOption(AlgorithmKind kind) {
   switch (kind) {

@@ -10,10 +10,6 @@
 namespace k8s_agent::ssh {
 namespace {
 
-bool Contains(const std::vector<std::string>& v, const std::string& s) {
-  return std::find(v.begin(), v.end(), s) != v.end();
-}
-
 // Key exchange pseudo-algorithms (RFC 8308 ext-info, OpenSSH's strict kex
 // against Terrapin) that libssh2 lists among its kex methods.
 bool IsKexExtension(const std::string& name) {

@@ -229,41 +229,47 @@ TEST_F(KeyTypesTest, SignalGoesAsTheSshSignalRequestUnlessRoot) {
 // non-root session even when the tests run as root.
 constexpr char kLoginUser[] = "k8s-agent-fixture";
 
-TEST_F(KeyTypesTest, SignalGoesAsTheSshSignalRequestForANonRootLogin) {
-  StartSshd({"ed25519", "ed25519", {"LogLevel DEBUG1"}}, kLoginUser);
-  ASSERT_NE(sshd_->user(), "root");
-  auto c = ConnectAndWait(Options());
-  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
+class SignalTest : public KeyTypesTest {
+ protected:
+  // Logs in as kLoginUser on an sshd with `setup`, runs a sleeping command,
+  // SIGTERMs it, and returns what -v shows of that.
+  std::string SignalAsLoginUser(const SshdSetup& setup, ExitResult* r) {
+    StartSshd(setup, kLoginUser);
+    EXPECT_NE(sshd_->user(), "root");
+    auto c = ConnectAndWait(Options());
+    EXPECT_EQ(c->state(), State::kReady) << c->status().ToString();
+    if (c->state() != State::kReady) return "";
+    SetLogLevel(LogLevel::kInfo);  // What -v shows.
+    std::string log =
+        CaptureLog([&] { *r = SignalSleepingCommand(c.get(), &loop_); });
+    SetLogLevel(LogLevel::kWarning);
+    return log;
+  }
+};
+
+TEST_F(SignalTest, SignalGoesAsTheSshSignalRequestForANonRootLogin) {
   ExitResult r;
-  SetLogLevel(LogLevel::kInfo);  // What -v shows.
   std::string log =
-      CaptureLog([&] { r = SignalSleepingCommand(c.get(), &loop_); });
-  SetLogLevel(LogLevel::kWarning);
+      SignalAsLoginUser({"ed25519", "ed25519", {"LogLevel DEBUG1"}}, &r);
   EXPECT_EQ(r.signal, "TERM") << log;
   EXPECT_THAT(log, HasSubstr("forwarded SIGTERM as an SSH signal request"));
   EXPECT_THAT(log, Not(HasSubstr("second channel")));
   EXPECT_THAT(sshd_->Log(), HasSubstr("signal TERM, killpg("));
 }
 
-TEST_F(KeyTypesTest, RefusedSignalRequestFallsBackToAHelperChannel) {
+TEST_F(SignalTest, RefusedSignalRequestFallsBackToAHelperChannel) {
   // OpenSSH 9.2's session_signal_req refuses the request for a
   // ForceCommand (or subsystem) session and sends no reply (RFC 4254 has
   // none): the agent waits kSignalRequestGrace (1 s) for the command to
   // end, then signals its process group through a second exec channel.
   // A non-root login, or the agent would skip the request (root sessions
   // have no privilege separation, so sshd refuses it for them too).
-  StartSshd({"ed25519",
-             "ed25519",
-             {"ForceCommand /bin/sh -c \"$SSH_ORIGINAL_COMMAND\""}},
-            kLoginUser);
-  ASSERT_NE(sshd_->user(), "root");
-  auto c = ConnectAndWait(Options());
-  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
   ExitResult r;
-  SetLogLevel(LogLevel::kInfo);  // What -v shows.
   std::string log =
-      CaptureLog([&] { r = SignalSleepingCommand(c.get(), &loop_); });
-  SetLogLevel(LogLevel::kWarning);
+      SignalAsLoginUser({"ed25519",
+                         "ed25519",
+                         {"ForceCommand /bin/sh -c \"$SSH_ORIGINAL_COMMAND\""}},
+                        &r);
   // The command died of the signal (sshd's exit-signal), not of the
   // agent giving up on it.
   EXPECT_EQ(r.signal, "TERM") << log;

@@ -101,7 +101,7 @@ if [[ "$MODE" == full ]]; then
 elif [[ "$MODE" == smoke ]]; then
   R1=3 R2=3 R5=2 R6=2 R7=2 IDLE_S=3 BULK_BYTES=$((16 << 20)) NS_LIST="4 8"
 else
-  R1=20 R2=20 R5=5 R6=10 R7=3 IDLE_S=20 BULK_BYTES=$((256 << 20)) NS_LIST="4 8 16"
+  R1=20 R2=20 R5=5 R6=10 R7=3 IDLE_S=35 BULK_BYTES=$((256 << 20)) NS_LIST="4 8 16"
 fi
 if [[ "$MODE" == full ]]; then R8=10; elif [[ "$MODE" == smoke ]]; then R8=1; else R8=5
 fi
@@ -358,7 +358,8 @@ print(sum(v for k, v in json.load(sys.stdin)["requests"].items() if k.startswith
 # IDLE_K-1 more of each attach to w-3.. (as mpirun keeps one agent per host alive with tree spawn, so
 # the binary and libraries are shared) and every client's CPU and scheduling counters are sampled once
 # all remote sleeps run and again IDLE_S later. The agent's keepalive (ServerAliveInterval, default
-# 30 s) is its only timer.
+# 30 s) is its only timer; the window (35 s quick, 60 s full) holds at least one, so the memory at the
+# end includes the code a keepalive maps back in.
 IDLE_K=4
 b4_remote_sleeps() { # NAME SECS: how many `sleep SECS` run in pod NAME
   local p n=0
@@ -403,6 +404,8 @@ bench4() {
   "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_start.json"
   sleep "$IDLE_S"
   "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_end.json"
+  # Every client's mappings at the end, for a per-mapping breakdown of its memory.
+  for i in "${B4_ARGS[@]}"; do cat "/proc/${i#*=}/smaps" >"$RAW/b4_smaps_${i%%=*}" 2>/dev/null; done
   for i in "${B4_ARGS[@]}"; do wait "${i#*=}"; done
   BG_PIDS=()
 }

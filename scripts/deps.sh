@@ -6,6 +6,8 @@ set -euo pipefail
 
 K8S_AGENT_PACKAGES=(
   cmake g++ make binutils
+  # The agent's linker: it orders the idle path's code (launcher/CMakeLists.txt).
+  lld
   # scripts/third_party.sh: apt-get source (dpkg-source, xz) of libssh2 and
   # curl, verified with the archive keyring; the static OpenSSL, nghttp2 and
   # yaml-cpp they and the agent link.

@@ -156,24 +156,31 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   std::string ip = waiter.pod_ip();
   for (auto& w : waiters) rt->loop()->Remove(w.get());
   waiters.clear();  // Cancels any API call still open: none after launch.
-  // The agent may stay attached for the whole job (tree spawn).
-  rt->ReleaseApi();
 
   // Phase 2: run the command on the connection that proved readiness.
   ssh::StdioFds stdio;
   if (config.setup.ssh.no_stdin) stdio.in = -1;
   Status exec = conn->Exec(config.command, stdio);
   if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
-  tracer.Record(config.hosts[0], pod, "started", ip);
   rt->loop()->Add(conn.get());
 
   SignalForwarder forwarder(&rt->signals(), conn.get(), config.hosts[0]);
   rt->loop()->Add(&forwarder);
-  K8S_RETURN_IF_ERROR(rt->loop()->RunUntil([&] {
+  auto ended = [&] {
     auto s = conn->state();
     return s == ssh::SshConnection::State::kExited ||
            s == ssh::SshConnection::State::kFailed;
-  }));
+  };
+  K8S_RETURN_IF_ERROR(
+      rt->loop()->RunUntil([&] { return conn->command_started() || ended(); }));
+  if (conn->command_started()) {
+    tracer.Record(config.hosts[0], pod, "started", ip);
+    // The agent may stay attached for the whole job (tree spawn). Released
+    // only now, while the command runs: it is off the launch's critical
+    // path, and the code that opened the session is not needed again.
+    rt->ReleaseApi();
+  }
+  K8S_RETURN_IF_ERROR(rt->loop()->RunUntil(ended));
 
   AgentResult result;
   int forwarded = forwarder.forwarded();

@@ -28,7 +28,7 @@ constexpr PhaseInfo kPhases[kPhaseCount] = {
     {"handshake", "handshake", "#59a14f",
      "that attempt: TCP connect, SSH handshake, host key, auth"},
     {"command", "command", "#edc948",
-     "SSH ready -> remote command started (exec request)"},
+     "SSH ready -> remote command started (exec request accepted)"},
 };
 
 constexpr size_t kSlowest = 5;

@@ -55,6 +55,8 @@ class ExecChannel {
   Status Pump(TimePoint now);
 
   bool done() const { return phase_ == Phase::kDone; }
+  /// The server accepted the exec request: the command runs.
+  bool started() const { return phase_ >= Phase::kPump; }
   const ExitResult& result() const { return result_; }
 
   /// poll events the session socket needs (0: none now).

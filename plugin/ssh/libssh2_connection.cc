@@ -76,6 +76,7 @@ class Libssh2Connection : public SshConnection {
   const Status& status() const override { return status_; }
   bool refused() const override { return refused_; }
   Status Exec(const std::string& command, StdioFds stdio) override;
+  bool command_started() const override { return command_started_; }
   const ExitResult& exit_result() const override { return exit_result_; }
   void Signal(const std::string& name) override;
 
@@ -134,6 +135,17 @@ class Libssh2Connection : public SshConnection {
   TimePoint next_keepalive_ = TimePoint::max();
   TimePoint last_inbound_;
   bool reading_socket_ = false;
+  // Until the command runs, every segment from the server is ACKed at once
+  // (TCP_QUICKACK after each read). sshd leaves Nagle on until the session
+  // starts (it sets TCP_NODELAY then) and writes some replies as two
+  // segments, e.g. the hostkeys-00 notice and then the channel-open
+  // confirmation: the second waits for the ACK of the first, which Linux
+  // delays by up to 40 ms when the agent has nothing to send. That stall hit
+  // one launch in two, and ssh up to three times per launch. Once the
+  // command runs sshd has TCP_NODELAY and the extra syscall per read would
+  // only cost throughput.
+  bool quick_ack_ = true;
+  bool command_started_ = false;
 
   std::unique_ptr<ExecChannel> exec_;
   ExitResult exit_result_;
@@ -322,6 +334,10 @@ void Libssh2Connection::Advance(TimePoint now) {
     if (!s.ok()) {
       Fail(s);
       return;
+    }
+    if (exec_->started()) {
+      command_started_ = true;
+      quick_ack_ = false;
     }
     if (exec_->done()) {
       exit_result_ = exec_->result();
@@ -569,6 +585,10 @@ ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
   if (n < 0) return -err;  // libssh2's own convention (EAGAIN included).
   if (n > 0) {
     self->last_inbound_ = self->clock_->Now();
+    if (self->quick_ack_) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
+    }
     if (!self->handshake_done_ &&
         self->kex_received_.size() < kKexCaptureLimit) {
       self->kex_received_.append(static_cast<const char*>(buffer),

@@ -65,6 +65,9 @@ class SshConnection : public Pollable {
   /// kReady. Stdio is pumped by the loop; kExited when the remote side
   /// reported its exit and the output is drained.
   virtual Status Exec(const std::string& command, StdioFds stdio) = 0;
+  /// After Exec(): the server accepted the exec request (the command runs);
+  /// stays true once the command exited.
+  virtual bool command_started() const = 0;
   /// kExited only.
   virtual const ExitResult& exit_result() const = 0;
   /// Forwards a signal ("TERM") to the remote command if the server

@@ -35,6 +35,9 @@ class FakeConnection : public SshConnection {
     s_->state = State::kRunning;
     return OkStatus();
   }
+  bool command_started() const override {
+    return s_->state == State::kRunning || s_->state == State::kExited;
+  }
   const ExitResult& exit_result() const override { return exit_; }
   void Signal(const std::string&) override {}
   void CollectFds(std::vector<pollfd>*) override {}

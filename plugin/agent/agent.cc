@@ -177,8 +177,9 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
     tracer.Record(config.hosts[0], pod, "started", ip);
     // The agent may stay attached for the whole job (tree spawn). Released
     // only now, while the command runs: it is off the launch's critical
-    // path, and the code that opened the session is not needed again.
-    rt->ReleaseApi();
+    // path, and the code that opened the session is not needed again. Not
+    // for a command that already ended: the agent is about to exit.
+    if (!ended()) rt->ReleaseApi();
   }
   K8S_RETURN_IF_ERROR(rt->loop()->RunUntil(ended));
 

@@ -46,7 +46,7 @@ void AgentRuntime::ReleaseApi() {
   // little more than its SSH session.
   ReleasedMemory released = ReleaseStartupMemory();
   LogDebug("advised away " + std::to_string(released.advised_bytes >> 10) +
-           " KiB of the binary's clean read-only mappings before attaching");
+           " KiB of the binary's clean read-only mappings: the command runs");
 }
 
 }  // namespace k8s_agent

@@ -2,10 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """Checks the idle-path layout of the agent binary.
 
-Every function listed in launcher/idle_path.order must be defined in the
-binary, and all of them must lie within LIMIT_KB of text, so an idle agent
-faults back a few 64 KB windows (scripts/idle_path_order.sh says why).
-Without the ordering the same functions span the whole 5 MB of .text.
+The functions listed in launcher/idle_path.order must be defined in the
+binary and lie within LIMIT_KB of text, so an idle agent faults back a few
+64 KB windows (scripts/idle_path_order.sh says why). Without the ordering
+the same functions span the whole 5 MB of .text. A few may be gone (a
+renamed function, a lambda's number): the list then only lost those; more
+than a tenth gone means it is stale.
 
 usage: idle_path_layout.py ORDER_FILE BINARY [LIMIT_KB]
 """
@@ -35,9 +37,11 @@ def main():
             found.setdefault(parts[3], (int(parts[0], 16), int(parts[1], 16)))
     missing = sorted(want - found.keys())
     if missing:
-        sys.exit(f"FAIL: {len(missing)} of {len(want)} listed functions are not "
-                 f"defined in {binary}, e.g. {missing[:3]}: "
-                 "run scripts/idle_path_order.sh")
+        print(f"{len(missing)} of {len(want)} listed functions are not defined "
+              f"in {binary}, e.g. {missing[:3]}: "
+              "scripts/idle_path_order.sh regenerates the list")
+    if len(missing) * 10 > len(want):
+        sys.exit("FAIL: more than a tenth of the list is gone")
     lo = min(a for a, _ in found.values())
     hi = max(a + s for a, s in found.values())
     total = sum(s for _, s in found.values())

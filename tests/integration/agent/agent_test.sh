@@ -523,9 +523,12 @@ stdin)
   start_sshd
   head -c 3000000 /dev/urandom > "$T/in"
   want=$(sha256sum < "$T/in" | cut -d' ' -f1)
-  run_agent w-0 'sha256sum | cut -d" " -f1; echo eof-seen' < "$T/in"
+  run_agent -vv w-0 'sha256sum | cut -d" " -f1; echo eof-seen' < "$T/in"
   [ $RC -eq 0 ] || fail "file: rc $RC"
   [ "$(cat "$T/out")" = "$want"$'\n'eof-seen ] || fail "file: remote saw $(head -c 200 "$T/out")"
+  # The 3 MB went through after the agent gave its code pages back (once
+  # the command ran): the code it needed was faulted back in.
+  grep -q 'advised away [1-9][0-9]* KiB' "$T/err" || fail "no start-up memory released: $(grep -i advised "$T/err")"
   # A pipe whose writer pauses, then writes more and exits: all of it
   # arrives, then EOF. A key first, as PRRTE's prted will read one.
   { printf 'dvm-key-123\n'; sleep 0.3; printf 'tail'; } |

@@ -169,6 +169,7 @@ StatusOr<bool> ExecChannel::Step(TimePoint now) {
         return false;
       }
       if (rc != 0) return ChannelError("exec request");
+      accepted_ = true;
       phase_ = Phase::kPump;
       return true;
     }

@@ -55,8 +55,8 @@ class ExecChannel {
   Status Pump(TimePoint now);
 
   bool done() const { return phase_ == Phase::kDone; }
-  /// The server accepted the exec request: the command runs.
-  bool started() const { return phase_ >= Phase::kPump; }
+  /// The server accepted the exec request (the command ran); stays true.
+  bool started() const { return accepted_; }
   const ExitResult& result() const { return result_; }
 
   /// poll events the session socket needs (0: none now).
@@ -148,6 +148,8 @@ class ExecChannel {
   std::string output_error_;  // Why stdout failed: the exec is stopping.
 
   uint64_t bytes_received_ = 0;
+  // Sticky: GiveUp() ends the exec from any phase, an unaccepted one too.
+  bool accepted_ = false;
   ExitResult result_;
 };
 

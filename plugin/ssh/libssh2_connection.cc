@@ -140,11 +140,10 @@ class Libssh2Connection : public SshConnection {
   // starts (it sets TCP_NODELAY then) and writes some replies as two
   // segments, e.g. the hostkeys-00 notice and then the channel-open
   // confirmation: the second waits for the ACK of the first, which Linux
-  // delays by up to 40 ms when the agent has nothing to send. That stall hit
-  // one launch in two, and ssh up to three times per launch. Once the
-  // command runs sshd has TCP_NODELAY and the extra syscall per read would
-  // only cost throughput.
-  bool quick_ack_ = true;
+  // delays by up to 40 ms when the agent has nothing to send. On the bed
+  // nearly every launch paid it once, and ssh up to three times. Once the
+  // command runs sshd has TCP_NODELAY and the extra syscall per read would only
+  // cost throughput.
   bool command_started_ = false;
 
   std::unique_ptr<ExecChannel> exec_;
@@ -331,13 +330,12 @@ void Libssh2Connection::Advance(TimePoint now) {
   if (state_ == State::kAuthenticating && !StepAuth(now)) return;
   if (state_ == State::kRunning && exec_) {
     Status s = exec_->Pump(now);
+    // Before the error check: the command may have been accepted and then
+    // failed within one Pump.
+    if (exec_->started()) command_started_ = true;
     if (!s.ok()) {
       Fail(s);
       return;
-    }
-    if (exec_->started()) {
-      command_started_ = true;
-      quick_ack_ = false;
     }
     if (exec_->done()) {
       exit_result_ = exec_->result();
@@ -585,7 +583,7 @@ ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
   if (n < 0) return -err;  // libssh2's own convention (EAGAIN included).
   if (n > 0) {
     self->last_inbound_ = self->clock_->Now();
-    if (self->quick_ack_) {
+    if (!self->command_started_) {  // Quick ACKs: see command_started_.
       int one = 1;
       ::setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &one, sizeof(one));
     }

@@ -23,6 +23,7 @@ class FakeConnection : public SshConnection {
     std::string ip;
     std::string command;
     bool refused = false;
+    bool started = false;  // Exec() was called: the command "runs".
   };
   explicit FakeConnection(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
   ~FakeConnection() override { s_->destroyed = true; }
@@ -33,11 +34,10 @@ class FakeConnection : public SshConnection {
   Status Exec(const std::string& command, StdioFds) override {
     s_->command = command;
     s_->state = State::kRunning;
+    s_->started = true;
     return OkStatus();
   }
-  bool command_started() const override {
-    return s_->state == State::kRunning || s_->state == State::kExited;
-  }
+  bool command_started() const override { return s_->started; }
   const ExitResult& exit_result() const override { return exit_; }
   void Signal(const std::string&) override {}
   void CollectFds(std::vector<pollfd>*) override {}

@@ -164,6 +164,24 @@ class SshConnectionTest : public SshdClientTest {
   Ticker ticker_;
 };
 
+TEST_F(SshConnectionTest, CommandStartedOnceTheServerAcceptsTheExec) {
+  auto c = Connect(Options());
+  ASSERT_TRUE(WaitReady(c.get()));
+  Collector out, err;
+  ASSERT_THAT(c->Exec("echo ran; exit 3", {-1, out.fd(), err.fd()}), IsOk());
+  // The channel open alone needs sshd's reply: nothing is accepted yet.
+  EXPECT_FALSE(c->command_started());
+  ASSERT_TRUE(RunUntil([&] {
+    return c->state() == State::kExited || c->state() == State::kFailed;
+  }));
+  loop_.Remove(c.get());
+  ASSERT_EQ(c->state(), State::kExited) << c->status().ToString();
+  EXPECT_TRUE(c->command_started());  // Still, after the exit.
+  out.Finish();
+  EXPECT_EQ(out.text(), "ran\n");
+  EXPECT_EQ(c->exit_result().exit_status, 3);
+}
+
 TEST_F(SshConnectionTest, ExitCodes) {
   for (int code : {0, 1, 42}) {
     Outcome r = RunCommand("exit " + std::to_string(code));

@@ -97,6 +97,23 @@ INSTANTIATE_TEST_SUITE_P(
       return name;
     });
 
+TEST_F(KeyTypesTest, RefusedSessionNeverCountsAsStarted) {
+  // MaxSessions 0: sshd authenticates, then refuses every channel open.
+  StartSshd({"ed25519", "ed25519", {"MaxSessions 0"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kReady) << c->status().ToString();
+  UniqueFd null(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  ASSERT_TRUE(null.valid());
+  ASSERT_THAT(c->Exec("true", {-1, null.get(), null.get()}), IsOk());
+  loop_.Add(c.get());
+  ASSERT_TRUE(RunUntil([&] {
+    return c->state() == State::kExited || c->state() == State::kFailed;
+  }));
+  loop_.Remove(c.get());
+  EXPECT_EQ(c->state(), State::kFailed);
+  EXPECT_FALSE(c->command_started()) << c->status().ToString();
+}
+
 // --- Permanent handshake failures. -------------------------------------
 
 TEST_F(KeyTypesTest, NoCommonKexFailsAtOnceNamingBothSides) {

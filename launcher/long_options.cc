@@ -378,9 +378,7 @@ std::string Quoted(const std::string& what, const std::string& value) {
 }
 
 void AddNote(std::vector<std::string>* notes, const std::string& note) {
-  if (std::find(notes->begin(), notes->end(), note) == notes->end()) {
-    notes->push_back(note);
-  }
+  if (!Contains(*notes, note)) notes->push_back(note);
 }
 
 }  // namespace k8s_agent

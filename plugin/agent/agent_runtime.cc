@@ -6,14 +6,13 @@
 #include <unistd.h>
 
 #include <string>
-#include <utility>
 
 #include "plugin/agent/idle_memory.h"
 #include "plugin/base/log.h"
 
 namespace k8s_agent {
 
-AgentRuntime::AgentRuntime(Clock* clock) : clock_(clock), loop_(clock) {}
+AgentRuntime::AgentRuntime(Clock* clock) : loop_(clock) {}
 
 AgentRuntime::~AgentRuntime() = default;
 

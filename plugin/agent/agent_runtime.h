@@ -47,7 +47,6 @@ class AgentRuntime {
   AgentRuntime(const AgentRuntime&) = delete;
   AgentRuntime& operator=(const AgentRuntime&) = delete;
 
-  Clock* clock() const { return clock_; }
   EventLoop* loop() { return &loop_; }
   kube::KubeClient* client() { return client_.get(); }
   ssh::SshConnector* connector() { return connector_.get(); }
@@ -68,7 +67,6 @@ class AgentRuntime {
  private:
   explicit AgentRuntime(Clock* clock);
 
-  Clock* clock_;
   std::unique_ptr<SignalWatcher> signals_;
   std::unique_ptr<kube::CurlTransport> transport_;
   std::unique_ptr<kube::KubeClient> client_;

@@ -13,8 +13,8 @@ struct ReleasedMemory {
   size_t advised_bytes = 0;
 };
 
-/// Called once the API client is gone and before the command starts: an
-/// agent may then stay attached for the whole job (one per child host with
+/// Called once the API client is gone and the command runs: an agent may
+/// then stay attached for the whole job (one per child host with
 /// tree spawn), so what only start-up needed should not stay counted
 /// against it.
 ///

@@ -35,10 +35,16 @@ std::string Env(const InClusterSource& source, const std::string& key) {
   return it == source.env.end() ? std::string() : it->second;
 }
 
-StatusOr<std::string> DecodeField(std::string_view in, const char* field) {
+// `where`: the file and the entry ("FILE: user \"u\""), for the error.
+StatusOr<std::string> DecodeField(std::string_view in, const char* field,
+                                  const std::string& where) {
   std::optional<std::string> out = Base64Decode(in);
-  if (!out)
-    return InvalidArgumentError(std::string(field) + ": invalid base64");
+  if (!out) {
+    return InvalidArgumentError(
+        where + ": " + field +
+        " is not valid base64 (standard alphabet, padding only at the end): "
+        "re-encode the PEM file with `base64 -w0 FILE`");
+  }
   return std::move(*out);
 }
 
@@ -180,7 +186,9 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
     std::string ca_data = Scalar(cluster.node, "certificate-authority-data");
     if (!ca_data.empty()) {
       K8S_ASSIGN_OR_RETURN(c.ca_pem,
-                           DecodeField(ca_data, "certificate-authority-data"));
+                           DecodeField(ca_data, "certificate-authority-data",
+                                       cluster.file->path + ": cluster \"" +
+                                           Printable(cluster_name) + "\""));
       c.ca_file.clear();
     }
     c.insecure_skip_tls_verify =
@@ -191,6 +199,8 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
     if (found_user.file != nullptr) {
       const YAML::Node& user = found_user.node;
       const std::string& user_dir = found_user.file->dir;
+      const std::string user_where =
+          found_user.file->path + ": user \"" + Printable(user_name) + "\"";
       c.token = Scalar(user, "token");
       c.token_file = Resolve(user_dir, Scalar(user, "tokenFile"));
       if (!c.token.empty()) c.token_file.clear();
@@ -200,13 +210,15 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
       std::string cert_data = Scalar(user, "client-certificate-data");
       std::string key_data = Scalar(user, "client-key-data");
       if (!cert_data.empty()) {
-        K8S_ASSIGN_OR_RETURN(c.client_cert_pem,
-                             DecodeField(cert_data, "client-certificate-data"));
+        K8S_ASSIGN_OR_RETURN(
+            c.client_cert_pem,
+            DecodeField(cert_data, "client-certificate-data", user_where));
         c.client_cert_file.clear();
       }
       if (!key_data.empty()) {
-        K8S_ASSIGN_OR_RETURN(c.client_key_pem,
-                             DecodeField(key_data, "client-key-data"));
+        K8S_ASSIGN_OR_RETURN(
+            c.client_key_pem,
+            DecodeField(key_data, "client-key-data", user_where));
         c.client_key_file.clear();
       }
       bool has_credentials = !c.token.empty() || !c.token_file.empty() ||

@@ -10,6 +10,7 @@
 
 #include "plugin/base/strings.h"
 #include "plugin/ssh/kex_offer.h"
+#include "plugin/ssh/libssh2_algorithms.h"
 #include "plugin/ssh/libssh2_handles.h"
 #include "plugin/ssh/socket_fate.h"
 
@@ -52,12 +53,7 @@ std::string NegotiationDetail(LIBSSH2_SESSION* session,
            LastError(session) + ")";
   }
   auto supported = [&](int method) {
-    const char** algs = nullptr;
-    int n = libssh2_session_supported_algs(session, method, &algs);
-    if (n <= 0 || algs == nullptr) return std::string();
-    std::vector<std::string> names(algs, algs + n);
-    libssh2_free(session, algs);
-    return Join(names, ",");
+    return Join(SupportedAlgorithms(session, method), ",");
   };
   KexAlgorithms ours{
       supported(LIBSSH2_METHOD_KEX), supported(LIBSSH2_METHOD_HOSTKEY),

@@ -55,19 +55,26 @@ bool Overlaps(const std::vector<std::string>& a,
   return false;
 }
 
-}  // namespace
-
-std::optional<KexAlgorithms> ParseServerKexinit(std::string_view received) {
-  // Lines before the banner are allowed (RFC 4253 4.2); the banner ends
-  // with CR LF (a bare LF is accepted, as OpenSSH does).
+// Where the binary packets start: after the server's banner line. Lines
+// before the banner are allowed (RFC 4253 4.2); the banner ends with CR LF
+// (a bare LF is accepted, as OpenSSH does). None: no full banner yet.
+std::optional<size_t> AfterBanner(std::string_view received) {
   size_t at = 0;
   for (;;) {
     size_t eol = received.find('\n', at);
     if (eol == std::string_view::npos) return std::nullopt;
     bool banner = received.substr(at, 4) == "SSH-";
     at = eol + 1;
-    if (banner) break;
+    if (banner) return at;
   }
+}
+
+}  // namespace
+
+std::optional<KexAlgorithms> ParseServerKexinit(std::string_view received) {
+  std::optional<size_t> start = AfterBanner(received);
+  if (!start) return std::nullopt;
+  size_t at = *start;
   if (received.size() - at < 5) return std::nullopt;
   uint32_t length = ReadU32(received, at);
   auto padding = static_cast<unsigned char>(received[at + 4]);
@@ -98,14 +105,9 @@ std::optional<KexAlgorithms> ParseServerKexinit(std::string_view received) {
 
 bool ServerSentNewkeys(std::string_view received) {
   constexpr unsigned char kMsgNewkeys = 21;
-  size_t at = 0;
-  for (;;) {
-    size_t eol = received.find('\n', at);
-    if (eol == std::string_view::npos) return false;
-    bool banner = received.substr(at, 4) == "SSH-";
-    at = eol + 1;
-    if (banner) break;
-  }
+  std::optional<size_t> start = AfterBanner(received);
+  if (!start) return false;
+  size_t at = *start;
   while (received.size() - at >= 6) {
     uint32_t length = ReadU32(received, at);
     if (length > kMaxPacket || length < 2) return false;

@@ -3,12 +3,16 @@
 
 #include "plugin/ssh/libssh2_algorithms.h"
 
-#include <algorithm>
-
 #include "plugin/base/strings.h"
 
 namespace k8s_agent::ssh {
 namespace {
+
+// libssh2's host key method names for a known_hosts key type.
+std::string HostKeyMethodsFor(const std::string& key_type) {
+  if (key_type == "ssh-rsa") return "rsa-sha2-512,rsa-sha2-256,ssh-rsa";
+  return key_type;
+}
 
 // Key exchange pseudo-algorithms (RFC 8308 ext-info, OpenSSH's strict kex
 // against Terrapin) that libssh2 lists among its kex methods.
@@ -64,13 +68,18 @@ StatusOr<std::string> Libssh2Preference(
 }
 
 std::vector<std::string> SupportedAlgorithms(LIBSSH2_SESSION* session,
-                                             AlgorithmKind kind) {
+                                             int method_type) {
   const char** algs = nullptr;
-  int n = libssh2_session_supported_algs(session, MethodType(kind), &algs);
+  int n = libssh2_session_supported_algs(session, method_type, &algs);
   if (n <= 0 || algs == nullptr) return {};
   std::vector<std::string> out(algs, algs + n);
   libssh2_free(session, algs);
   return out;
+}
+
+std::vector<std::string> SupportedAlgorithms(LIBSSH2_SESSION* session,
+                                             AlgorithmKind kind) {
+  return SupportedAlgorithms(session, MethodType(kind));
 }
 
 Status ApplyAlgorithmPrefs(LIBSSH2_SESSION* session,
@@ -101,6 +110,32 @@ Status ApplyAlgorithmPrefs(LIBSSH2_SESSION* session,
       }
     }
   }
+  return OkStatus();
+}
+
+Status ApplyHostKeyPrefs(LIBSSH2_SESSION* session,
+                         const std::vector<std::string>& wanted,
+                         const std::vector<std::string>& known_types) {
+  // HostKeyAlgorithms (OpenSSH's defaults: no ssh-rsa, ssh-dss) bounds what
+  // is offered at all; known_hosts only reorders it.
+  K8S_ASSIGN_OR_RETURN(
+      std::string allowed,
+      Libssh2Preference(AlgorithmKind::kHostKey, wanted,
+                        SupportedAlgorithms(session, AlgorithmKind::kHostKey)));
+  std::vector<std::string> supported = Split(allowed, ',');
+  std::vector<std::string> order;
+  auto add = [&](const std::string& name) {
+    bool ok = false;
+    for (const std::string& s : supported) ok = ok || s == name;
+    for (const std::string& s : order) ok = ok && s != name;
+    if (ok) order.push_back(name);
+  };
+  for (const std::string& type : known_types) {
+    for (const std::string& m : Split(HostKeyMethodsFor(type), ',')) add(m);
+  }
+  for (const std::string& s : supported) add(s);
+  std::string pref = Join(order, ",");
+  libssh2_session_method_pref(session, LIBSSH2_METHOD_HOSTKEY, pref.c_str());
   return OkStatus();
 }
 

@@ -25,12 +25,22 @@ StatusOr<std::string> Libssh2Preference(
 /// The algorithms of `kind` this libssh2 implements.
 std::vector<std::string> SupportedAlgorithms(LIBSSH2_SESSION* session,
                                              AlgorithmKind kind);
+/// The same by libssh2 method type (LIBSSH2_METHOD_COMP_SC, ...).
+std::vector<std::string> SupportedAlgorithms(LIBSSH2_SESSION* session,
+                                             int method_type);
 
 /// Sets kex, cipher and MAC preferences (both directions) on a session
-/// before its handshake. Host keys are set by the caller, which orders
-/// them by known_hosts; it filters with HostKeyPreference().
+/// before its handshake; host keys: ApplyHostKeyPrefs.
 Status ApplyAlgorithmPrefs(LIBSSH2_SESSION* session,
                            const AlgorithmPrefs& prefs);
+
+/// Sets the host key preference: `wanted` (HostKeyAlgorithms) limited to
+/// what libssh2 has, the methods for `known_types` first (this host's
+/// key types in known_hosts; "ssh-rsa" also means rsa-sha2-512/256), so a
+/// known host is not reported unknown because it has several keys.
+Status ApplyHostKeyPrefs(LIBSSH2_SESSION* session,
+                         const std::vector<std::string>& wanted,
+                         const std::vector<std::string>& known_types);
 
 }  // namespace k8s_agent::ssh
 

@@ -2,7 +2,6 @@
 // SshConnection over libssh2: TCP connect, handshake, host key policy,
 // public-key auth, keepalives, and the exec channel, all non-blocking.
 
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -26,6 +25,7 @@
 #include "plugin/ssh/libssh2_handles.h"
 #include "plugin/ssh/socket_fate.h"
 #include "plugin/ssh/ssh_client.h"
+#include "plugin/ssh/tcp_connect.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -48,12 +48,6 @@ std::string UnusableKey(const std::string& path) {
   if (!text.ok()) return "";
   PrivateKeyInfo key = InspectPrivateKey(*text);
   return key.recognized || key.corrupt ? UnusableKeyReason(key) : "";
-}
-
-// libssh2's host key method names for a known_hosts key type.
-std::string HostKeyMethodsFor(const std::string& key_type) {
-  if (key_type == "ssh-rsa") return "rsa-sha2-512,rsa-sha2-256,ssh-rsa";
-  return key_type;
 }
 
 class Libssh2Connection : public SshConnection {
@@ -211,55 +205,24 @@ void Libssh2Connection::Start(TimePoint now) {
     Fail(InternalError("libssh2_init failed"));
     return;
   }
-  std::string host = ip_;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  sockaddr_storage addr{};
-  socklen_t addr_len = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&addr);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&addr);
-  if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(static_cast<uint16_t>(port_));
-    addr_len = sizeof(*v4);
-  } else if (::inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(static_cast<uint16_t>(port_));
-    addr_len = sizeof(*v6);
-  } else {
-    Fail(InvalidArgumentError("\"" + Printable(ip_) +
-                              "\" is not an IPv4 or IPv6 address"));
+  StatusOr<TcpAttempt> tcp = StartTcpConnect(ip_, port_);
+  if (!tcp.ok()) {
+    Fail(tcp.status());
     return;
   }
-  sock_.reset(
-      ::socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-  if (!sock_.valid()) {
-    Fail(ErrnoError("socket", errno));
-    return;
-  }
-  int one = 1;
-  // Without TCP_NODELAY every handshake pays two ~40 ms Nagle/delayed-ACK
-  // stalls.
-  ::setsockopt(sock_.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  ::setsockopt(sock_.get(), SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-  if (::connect(sock_.get(), reinterpret_cast<sockaddr*>(&addr), addr_len) ==
-      0) {
+  sock_ = std::move(tcp->fd);
+  if (tcp->error == 0) {
     StartHandshake(now);
-  } else if (errno == EINPROGRESS) {
+  } else if (tcp->error == EINPROGRESS) {
     state_ = State::kConnecting;
   } else {
-    refused_ = errno == ECONNREFUSED;
-    Fail(ErrnoError("connect", errno));
+    refused_ = tcp->error == ECONNREFUSED;
+    Fail(ErrnoError("connect", tcp->error));
   }
 }
 
 void Libssh2Connection::FinishConnect(TimePoint now) {
-  int err = 0;
-  socklen_t len = sizeof(err);
-  if (::getsockopt(sock_.get(), SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
-    err = errno;
-  }
+  int err = TcpConnectError(sock_.get());
   if (err == EINPROGRESS || err == EALREADY) return;
   if (err != 0) {
     refused_ = err == ECONNREFUSED;
@@ -298,31 +261,8 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
 Status Libssh2Connection::PreferKnownHostKeyTypes() {
   std::vector<std::string> names = {KnownHostsName(alias_, port_)};
   if (ip_ != alias_) names.push_back(KnownHostsName(ip_, port_));
-  std::vector<std::string> known =
-      KnownKeyTypes(options_.known_hosts_files, names);
-  // HostKeyAlgorithms (OpenSSH's defaults: no ssh-rsa, ssh-dss) bounds what
-  // is offered at all; known_hosts only reorders it.
-  K8S_ASSIGN_OR_RETURN(
-      std::string allowed,
-      Libssh2Preference(
-          AlgorithmKind::kHostKey, options_.algorithms.host_keys,
-          SupportedAlgorithms(session_.get(), AlgorithmKind::kHostKey)));
-  std::vector<std::string> supported = Split(allowed, ',');
-  std::vector<std::string> order;
-  auto add = [&](const std::string& name) {
-    bool ok = false;
-    for (const std::string& s : supported) ok = ok || s == name;
-    for (const std::string& s : order) ok = ok && s != name;
-    if (ok) order.push_back(name);
-  };
-  for (const std::string& type : known) {
-    for (const std::string& m : Split(HostKeyMethodsFor(type), ',')) add(m);
-  }
-  for (const std::string& s : supported) add(s);
-  std::string pref = Join(order, ",");
-  libssh2_session_method_pref(session_.get(), LIBSSH2_METHOD_HOSTKEY,
-                              pref.c_str());
-  return OkStatus();
+  return ApplyHostKeyPrefs(session_.get(), options_.algorithms.host_keys,
+                           KnownKeyTypes(options_.known_hosts_files, names));
 }
 
 void Libssh2Connection::Advance(TimePoint now) {

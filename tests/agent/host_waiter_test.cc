@@ -156,6 +156,20 @@ TEST_F(HostWaiterTest, PodNotCreatedYetCostsListListWatch) {
   EXPECT_EQ(http_.size(), 3u);
 }
 
+TEST_F(HostWaiterTest, LookupAnsweredWithAnotherPodIsNotTakenForIt) {
+  // Given a name lookup that returns some other pod (a server or proxy that
+  // ignores the field selector), expect it not to count as w-0: the wait
+  // goes on to the hostname LIST, and no SSH attempt is made to that pod.
+  ssh_.Succeed();
+  HostWaiter& w = Make("w-0");
+  http_.Respond(0, 200,
+                Found({.name = "w-9", .phase = "Running", .ip = "10.0.0.9"}));
+  EXPECT_EQ(w.state(), State::kResolving);
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(Path(1), Not(HasSubstr("fieldSelector")));
+  EXPECT_TRUE(ssh_.attempts.empty());
+}
+
 TEST_F(HostWaiterTest, HostnameMatchesSpecHostname) {
   // Given an Indexed Job pod named job-0-abcde with spec.hostname job-0,
   // expect HOST job-0 to resolve to it.

@@ -77,6 +77,8 @@ fuzzer() {
 last_field() { grep -oE "$2: [0-9]+" "$1" | tail -1 | grep -oE '[0-9]+$' || echo "?"; }
 final_stat() { sed -n "s/^stat::$2: *//p" "$1" | tail -1; }
 count() { find "$1" -maxdepth 1 -type f -name "$2" | wc -l; }
+# Files matching $2 in $1 written after the file $3 (this run's artifacts).
+count_new() { find "$1" -maxdepth 1 -type f -name "$2" -newer "$3" | wc -l; }
 
 # Fuzzes, merges and summarizes one target; prints its table row.
 run_one() {
@@ -84,6 +86,8 @@ run_one() {
   local work=$BUILD/corpus/$t seed=$ROOT/tests/fuzz/corpus/$t
   local art=$BUILD/artifacts/$t log=$BUILD/fuzz_$t.log rc=0
   mkdir -p "$work" "$art"
+  local stamp=$BUILD/start_$t
+  : >"$stamp"
   local seed_before; seed_before=$(count "$seed" '*')
   local load_start; load_start=$(uptime | sed 's/.*load average: //')
   fuzzer "$t" -max_total_time="$SECONDS_EACH" -max_len=65536 \
@@ -111,8 +115,8 @@ run_one() {
   fi
 
   local crashes timeouts ooms leaks
-  crashes=$(count "$art" 'crash-*'); timeouts=$(count "$art" 'timeout-*')
-  ooms=$(count "$art" 'oom-*'); leaks=$(count "$art" 'leak-*')
+  crashes=$(count_new "$art" 'crash-*' "$stamp"); timeouts=$(count_new "$art" 'timeout-*' "$stamp")
+  ooms=$(count_new "$art" 'oom-*' "$stamp"); leaks=$(count_new "$art" 'leak-*' "$stamp")
   local execs; execs=$(final_stat "$log" number_of_executed_units)
   local eps; eps=$(final_stat "$log" average_exec_per_sec)
   local rss; rss=$(final_stat "$log" peak_rss_mb)
@@ -138,12 +142,13 @@ if [ ! -s "$RESULTS" ]; then
   } >"$RESULTS"
 fi
 echo "== $(date -u +%FT%TZ): ${#TARGETS[@]} target(s), ${SECONDS_EACH}s each, $PARALLEL at a time on $(nproc) cores"
-status=0
+status=0 ended=
 declare -A pids=()
 for t in "${TARGETS[@]}"; do
   while [ "${#pids[@]}" -ge "$PARALLEL" ]; do
-    wait -n || status=1
-    for p in "${!pids[@]}"; do kill -0 "$p" 2>/dev/null || unset "pids[$p]"; done
+    # -p: the job whose status this is, so no other ending job is dropped.
+    wait -n -p ended || status=1
+    unset "pids[$ended]"
   done
   echo "== fuzz_$t for ${SECONDS_EACH}s"
   run_one "$t" & pids[$!]=$t

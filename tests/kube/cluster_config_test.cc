@@ -258,6 +258,19 @@ TEST_F(ClusterConfigTest, KubeconfigDataFieldsAndTokenFile) {
   EXPECT_EQ(c->token_file, dir_ + "/kube/tok");
 }
 
+TEST_F(ClusterConfigTest, BadBase64NamesTheFileTheEntryAndTheFix) {
+  // Cut off: one digit left over.
+  flags_.kubeconfig = Kubeconfig("token: t\n    client-key-data: S0VZU",
+                                 "    certificate-authority-data: Q0EtUEVN\n");
+  auto c = LoadClusterConfig(flags_, source_);
+  EXPECT_THAT(c, StatusIs(Code::kInvalidArgument));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr(flags_.kubeconfig + ": user \"u1\""));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("client-key-data is not valid base64"));
+  EXPECT_THAT(c.status().message(), HasSubstr("base64 -w0"));
+}
+
 TEST_F(ClusterConfigTest, FlagsOverrideKubeconfig) {
   flags_.kubeconfig = Kubeconfig();
   flags_.certificate_authority = "/etc/ca.crt";

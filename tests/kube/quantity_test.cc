@@ -15,18 +15,22 @@
 namespace k8s_agent::kube {
 namespace {
 
-TEST(QuantityTest, FloorsKubernetesQuantities) {
+TEST(QuantityTest, ParsesKubernetesQuantitiesInThousandths) {
+  // Thousandths, exact, so sums of "500m" add up; below that it floors.
   struct Case {
     const char* text;
-    int64_t want;
-  } cases[] = {{"2", 2},     {"0", 0},          {"500m", 0},     {"1500m", 1},
-               {"1.5", 1},   {"4Ki", 4096},     {"1.5Ki", 1536}, {"1e3", 1000},
-               {"2k", 2000}, {"+3", 3},         {"0.0", 0},      {"100n", 0},
-               {"007", 7},   {"1G", 1000000000}};
+    int64_t want_milli;
+  } cases[] = {{"2", 2000},        {"0", 0},
+               {"500m", 500},      {"1500m", 1500},
+               {"1.5", 1500},      {"4Ki", 4096000},
+               {"1.5Ki", 1536000}, {"1e3", 1000000},
+               {"2k", 2000000},    {"+3", 3000},
+               {"0.0", 0},         {"100n", 0},
+               {"007", 7000},      {"1G", 1000000000000}};
   for (const Case& c : cases) {
     StatusOr<int64_t> q = QuantityMilli(c.text);
     ASSERT_THAT(q, IsOk()) << c.text;
-    EXPECT_EQ(*q / 1000, c.want) << c.text;
+    EXPECT_EQ(*q, c.want_milli) << c.text;
   }
   for (const char* bad : {"", "abc", "-1", "2x", "1.2.3", "m", "1e", "8Ex"}) {
     EXPECT_THAT(QuantityMilli(bad), StatusIs(Code::kInvalidArgument)) << bad;
@@ -64,13 +68,6 @@ TEST(PodResourceSlotsTest, SumsLimitsElseRequests) {
   EXPECT_THAT(PodResourceSlots(bad, gpu),
               StatusIs(Code::kInvalidArgument,
                        "container c0 resources.limits[nvidia.com/gpu]"));
-}
-
-TEST(QuantityTest, KeepsThousandthsForSums) {
-  EXPECT_EQ(*QuantityMilli("500m"), 500);
-  EXPECT_EQ(*QuantityMilli("1.5"), 1500);
-  EXPECT_EQ(*QuantityMilli("100n"), 0);
-  EXPECT_EQ(*QuantityMilli("2k"), 2000000);
 }
 
 }  // namespace

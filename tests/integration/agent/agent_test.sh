@@ -64,15 +64,18 @@ for h in w-0 w-1 w-2 w-10 w-late job-0.job.default.svc.cluster.local; do names+=
 printf '%s %s\n' "${names%,}" "$hostkey" > "$T/ssh/known_hosts"
 
 start_sshd() {
+  # Ready is this start's own "Server listening" line, logged after its
+  # listen(): a connect alone could reach another test's sshd on the port,
+  # and a restart appends to the same log. (wc, not stat: stat() below is
+  # the API server's.)
+  local from
+  from=$(($(wc -c < "$T/sshd.log" 2>/dev/null || echo 0) + 1))
   # A private mount namespace hides root's ~/.bashrc (pyenv init costs
   # ~150 ms per command) from this sshd only.
   setsid unshare --mount sh -c "mount --bind $T/ssh/empty_bashrc /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $T/ssh/sshd_config" \
     >> "$T/sshd.log" 2>&1 < /dev/null &
-  local pid=$! from
+  local pid=$!
   echo "$pid" > "$T/sshd.pid"
-  # Ready is this start's own "Server listening" line, logged after its
-  # listen(): a connect alone could reach another test's sshd on the port.
-  from=$(($(stat -c %s "$T/sshd.log" 2>/dev/null || echo 0) + 1))
   for _ in $(seq 1 600); do
     tail -c +"$from" "$T/sshd.log" | grep -qF "Server listening on 127.0.0.1 port $SSH_PORT." && return 0
     kill -0 "$pid" 2>/dev/null || break

@@ -2,7 +2,11 @@
 // k8s-agent: parse the ssh-style command line, run the agent, map the
 // outcome to an exit status the way ssh(1) does.
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <exception>
@@ -44,40 +48,6 @@ std::map<std::string, std::string> Environment() {
 void PrintOut(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fflush(stdout);
-}
-
-// Layers ~/.ssh/config (or --ssh-config: a worker whose HOME is read-only
-// keeps its settings elsewhere) and /etc/ssh/ssh_config under the command
-// line, as ssh does: images built for mpi-operator configure ssh there.
-StatusOr<ssh::ResolvedSshOptions> SshSettings(
-    const Options& options, const std::map<std::string, std::string>& env) {
-  ssh::SshOptions merged = options.ssh;
-  std::string host = options.host;
-  auto home = env.find("HOME");
-  std::string user_config =
-      options.ssh_config_file.empty()
-          ? HomeDir(home == env.end() ? "" : home->second) + "/.ssh/config"
-          : options.ssh_config_file;
-  for (const std::string& path :
-       {user_config, std::string("/etc/ssh/ssh_config")}) {
-    StatusOr<std::string> text = ReadFileToString(path);
-    if (!text.ok()) {
-      // A file the user named must exist, as with ssh -F.
-      if (path == options.ssh_config_file) {
-        return InvalidArgumentError(
-            "--ssh-config " + path + ": " + text.status().message() +
-            " (fix K8S_AGENT_SSH_CONFIG or --ssh-config)");
-      }
-      if (text.status().code() == Code::kNotFound) continue;
-      LogWarning("ignoring " + path + ": " + text.status().message());
-      continue;
-    }
-    K8S_ASSIGN_OR_RETURN(ssh::SshOptions file,
-                         ssh::ParseSshConfig(*text, host, path));
-    merged.MergeFrom(file);
-  }
-  for (const std::string& note : SshSettingNotes(merged)) LogDebug(note);
-  return ssh::Resolve(merged);
 }
 
 // --hostfile: stdout carries the hostfile and nothing else.
@@ -128,6 +98,17 @@ int Main(int argc, char** argv) {
     PrintOut(VersionText());
     return 0;
   }
+  if (!options.log_file.empty()) {
+    // ssh -E: appended, and kept open for the whole run.
+    int fd = ::open(options.log_file.c_str(),
+                    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      LogError("-E " + options.log_file + ": " + std::strerror(errno) +
+               " (use a writable file)");
+      return kAgentFailure;
+    }
+    SetLogFd(fd);
+  }
   if (options.quiet) SetLogLevel(LogLevel::kError);
   if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
   if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
@@ -153,12 +134,23 @@ int Main(int argc, char** argv) {
   if (!cluster.ok()) {
     return fail(cluster.status().WithContext("finding the Kubernetes API"));
   }
-  StatusOr<ssh::ResolvedSshOptions> ssh = SshSettings(options, env);
-  if (!ssh.ok()) return fail(ssh.status().WithContext("reading ssh settings"));
+  auto home = env.find("HOME");
+  ssh::SshSettingsFor ssh_for = SshSettingsFromOptions(
+      options,
+      ssh::SystemConfigEnv(HomeDir(home == env.end() ? "" : home->second)));
+  // A bad ssh_config fails before any API request, for every named host
+  // (--hostfile reads it for each pod it finds).
+  for (const std::string& h : options.hosts) {
+    StatusOr<ssh::ResolvedSshOptions> ssh = ssh_for(h);
+    if (!ssh.ok()) {
+      LogError(h + ": " + ssh.status().message());
+      return kAgentFailure;
+    }
+  }
   // The settings every mode shares, once.
   RunSetup setup;
   setup.cluster = std::move(*cluster);
-  setup.ssh = std::move(*ssh);
+  setup.ssh_for = std::move(ssh_for);
   setup.ns = options.cluster.ns;
   setup.label_selector = options.selector;
   setup.timeout = options.timeout;

@@ -86,6 +86,8 @@ struct ShortFlag {
   const char* help;
   /// Applies the flag (`value` is empty for one without a value).
   Status (*set)(char flag, const std::string& value, ParseState* state);
+  /// An ssh flag k8s-agent refuses: --help lists it among those.
+  bool refused = false;
 };
 
 /// A constant table, iterable.

@@ -13,6 +13,7 @@
 #include "plugin/base/clock.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
+#include "plugin/ssh/ssh_config.h"
 #include "plugin/ssh/ssh_options.h"
 
 namespace k8s_agent {
@@ -68,6 +69,10 @@ struct Options {
   std::vector<std::string> fail_on_reasons;
   /// --ssh-config FILE: read instead of ~/.ssh/config; empty = that file.
   std::string ssh_config_file;
+  /// -F FILE: read only this ssh_config ("none": none), as ssh does.
+  std::string ssh_config_only;
+  /// -E FILE: the log goes there (appended) instead of stderr.
+  std::string log_file;
 
   /// --hostfile mode: print an Open MPI hostfile of the matching pods.
   bool hostfile = false;
@@ -119,6 +124,18 @@ std::string VersionText();
 /// as the pod's sshd may still be starting) and BatchMode (it never
 /// prompts, so BatchMode=no acts as yes).
 std::vector<std::string> SshSettingNotes(const ssh::SshOptions& merged);
+
+/// The ssh_config files read for every host: -F's alone, else
+/// --ssh-config or ~/.ssh/config, then /etc/ssh/ssh_config.
+std::vector<ssh::ConfigFile> SshConfigFiles(const Options& options,
+                                            const std::string& home);
+
+/// Each host's settings, as ssh computes them for one destination: the
+/// command line first, then the files (Host and Match blocks for that
+/// host). Remembered per host; notes go to the debug log.
+ssh::SshSettingsFor SshSettingsFromOptions(
+    const Options& options, ssh::ConfigEnv env,
+    ssh::UserLookup lookup = &ssh::PasswdUserName);
 
 }  // namespace k8s_agent
 

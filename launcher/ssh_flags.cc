@@ -60,17 +60,88 @@ Status SetDashO(char flag, const std::string& arg, ParseState* p) {
   if (key.empty() || value.empty()) {
     return UsageError(what, "expected Key=Value", "e.g. -o ConnectTimeout=5");
   }
-  // ApplySshOption keeps the first value of each key, as ssh does.
-  bool known = true;
-  Status status = ssh::ApplySshOption(key, value, &p->options.ssh, &known);
+  // The first value of each key wins, as in ssh; unknown keys fail, as
+  // in ssh (IgnoreUnknown, given first, covers them).
+  std::string note;
+  Status status = ssh::ApplySshSetting(key, value, &p->options.ssh, &note);
   if (!status.ok()) {
     return UsageError(what, status.message(), "fix the value or drop the -o");
   }
-  if (!known) {
-    AddNote(&p->options.notes,
-            "ignoring ssh option " + key + " (not used by k8s-agent)");
+  if (!note.empty()) AddNote(&p->options.notes, "-o " + note);
+  return OkStatus();
+}
+
+/// -c, -m, -b: short spellings of an ssh_config key.
+Status SetAsKeyword(char flag, const std::string& value, ParseState* p) {
+  const char* key = flag == 'c'   ? "Ciphers"
+                    : flag == 'm' ? "MACs"
+                                  : "BindAddress";
+  Status status = ssh::ApplySshOption(key, value, &p->options.ssh);
+  if (!status.ok()) {
+    return UsageError(Quoted(Flag(flag), value), status.message(),
+                      std::string("fix the value of ") + Flag(flag));
   }
   return OkStatus();
+}
+
+/// -F FILE: this ssh_config alone, as with ssh ("none": no file at all).
+Status SetConfigFile(char flag, const std::string& value, ParseState* p) {
+  if (value.empty()) {
+    return UsageError(Quoted(Flag(flag), value), "empty file name",
+                      "use -F FILE or -F none");
+  }
+  if (p->options.ssh_config_only.empty()) p->options.ssh_config_only = value;
+  return OkStatus();
+}
+
+/// -E FILE: the log goes to FILE (appended) instead of stderr.
+Status SetLogFile(char flag, const std::string& value, ParseState* p) {
+  if (value.empty()) {
+    return UsageError(Quoted(Flag(flag), value), "empty file name",
+                      "use -E LOG_FILE");
+  }
+  if (p->options.log_file.empty()) p->options.log_file = value;
+  return OkStatus();
+}
+
+/// An ssh flag whose meaning k8s-agent cannot provide: refused, saying
+/// why, rather than a launch that silently does something else.
+Status Refuse(char flag, const std::string& value, ParseState*) {
+  std::string why;
+  switch (flag) {
+    case 'J':
+    case 'W':
+      why =
+          "k8s-agent connects to the pod IP directly, never through a "
+          "jump host or a stdio forward";
+      break;
+    case 'L':
+    case 'R':
+    case 'D':
+    case 'w':
+      why = "k8s-agent never forwards ports or tunnels";
+      break;
+    case 'N':
+    case 'f':
+    case 's':
+      why = "k8s-agent runs the command it is given, in the foreground";
+      break;
+    case 'O':
+      why = "k8s-agent never shares connections, so there is no master";
+      break;
+    case 'B':
+      why = "k8s-agent cannot bind to an interface (-b ADDRESS works)";
+      break;
+    case 'I':
+      why = "k8s-agent reads keys from files only (-i)";
+      break;
+    default:  // G Q P
+      why = "k8s-agent is a launch agent, not a general ssh client";
+      break;
+  }
+  std::string what = value.empty() ? Flag(flag) : Quoted(Flag(flag), value);
+  return UsageError(what, "not supported: " + why,
+                    "remove it from plm_rsh_args / the agent's command line");
 }
 
 Status SetNoStdin(char, const std::string&, ParseState* p) {
@@ -103,6 +174,24 @@ Status Ignore(char flag, const std::string&, ParseState* p) {
     case 'A':
       why = ": k8s-agent never forwards the ssh agent";
       break;
+    case 'e':
+      why = ": escape characters need a pty, and k8s-agent has none";
+      break;
+    case 'S':
+    case 'M':
+      why =
+          ": k8s-agent never shares connections (each launch has its own "
+          "session)";
+      break;
+    case 'y':
+      why = ": k8s-agent logs to stderr (or -E FILE), never to syslog";
+      break;
+    case 'g':
+      why = ": k8s-agent never forwards ports";
+      break;
+    case 'K':
+      why = ": k8s-agent authenticates with keys only";
+      break;
     default:  // T 4 6 k C
       AddNote(&p->options.notes, "ignoring ssh flag " + Flag(flag));
       return OkStatus();
@@ -126,10 +215,26 @@ constexpr ShortFlag kShortFlags[] = {
      "UserKnownHostsFile, LogLevel, ConnectTimeout, ServerAliveInterval, "
      "ServerAliveCountMax, Ciphers, KexAlgorithms, MACs, "
      "HostKeyAlgorithms (default: OpenSSH 9's; +x appends, -x removes, ^x "
-     "puts first). ConnectionAttempts and BatchMode are accepted and need "
-     "nothing: k8s-agent retries until --timeout and never prompts (so "
-     "BatchMode=no acts as yes). Other keys are ignored (shown with -vv)",
+     "puts first), HostName, HostKeyAlias, GlobalKnownHostsFile, "
+     "BindAddress, StdinNull, IgnoreUnknown. ConnectionAttempts and "
+     "BatchMode are accepted and need nothing: k8s-agent retries until "
+     "--timeout and never prompts (so BatchMode=no acts as yes). Other "
+     "OpenSSH keys that need nothing (ForwardAgent, ControlMaster, ...) are "
+     "accepted (shown with -vv); ProxyJump, ProxyCommand, SetEnv, "
+     "CertificateFile and the like are refused, and unknown keys fail, as "
+     "in ssh",
      SetDashO},
+    {'F', "FILE", "-F FILE",
+     "read this ssh_config only, as ssh does (not ~/.ssh/config nor "
+     "/etc/ssh/ssh_config; -F none: no file)",
+     SetConfigFile},
+    {'c', "CIPHERS", "-c CIPHERS", "as -o Ciphers=CIPHERS", SetAsKeyword},
+    {'m', "MACS", "-m MACS", "as -o MACs=MACS", SetAsKeyword},
+    {'b', "ADDRESS", "-b ADDRESS",
+     "as -o BindAddress=ADDRESS: the source address of the connection",
+     SetAsKeyword},
+    {'E', "FILE", "-E FILE", "append the log to FILE instead of stderr",
+     SetLogFile},
     {'n', nullptr, "-n", "read no stdin", SetNoStdin},
     {'q', nullptr, "-q", "quiet: errors only, no progress lines", SetQuiet},
     {'v', nullptr, "-v", "verbose: each phase with timings; -vv: debug",
@@ -145,6 +250,28 @@ constexpr ShortFlag kShortFlags[] = {
     {'A', nullptr, nullptr, nullptr, Ignore},
     {'k', nullptr, nullptr, nullptr, Ignore},
     {'C', nullptr, nullptr, nullptr, Ignore},
+    {'e', "CHAR", nullptr, nullptr, Ignore},
+    {'S', "PATH", nullptr, nullptr, Ignore},
+    {'M', nullptr, nullptr, nullptr, Ignore},
+    {'y', nullptr, nullptr, nullptr, Ignore},
+    {'g', nullptr, nullptr, nullptr, Ignore},
+    {'K', nullptr, nullptr, nullptr, Ignore},
+    // ssh flags k8s-agent refuses (--help lists them, with why).
+    {'J', "DESTINATION", nullptr, nullptr, Refuse, true},
+    {'W', "HOST:PORT", nullptr, nullptr, Refuse, true},
+    {'L', "SPEC", nullptr, nullptr, Refuse, true},
+    {'R', "SPEC", nullptr, nullptr, Refuse, true},
+    {'D', "SPEC", nullptr, nullptr, Refuse, true},
+    {'w', "TUN", nullptr, nullptr, Refuse, true},
+    {'O', "CMD", nullptr, nullptr, Refuse, true},
+    {'B', "IFACE", nullptr, nullptr, Refuse, true},
+    {'I', "LIB", nullptr, nullptr, Refuse, true},
+    {'Q', "QUERY", nullptr, nullptr, Refuse, true},
+    {'P', "TAG", nullptr, nullptr, Refuse, true},
+    {'N', nullptr, nullptr, nullptr, Refuse, true},
+    {'f', nullptr, nullptr, nullptr, Refuse, true},
+    {'s', nullptr, nullptr, nullptr, Refuse, true},
+    {'G', nullptr, nullptr, nullptr, Refuse, true},
 };
 
 }  // namespace

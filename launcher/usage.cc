@@ -130,15 +130,26 @@ std::string HelpLine(const std::string& head, const std::string& help) {
 std::string ShortFlagLines() {
   std::string out;
   std::string ignored;
+  std::string refused;
   for (const ShortFlag& f : ShortFlags()) {
     if (f.help != nullptr) {
       out += HelpLine(f.head, f.help);
+    } else if (f.refused) {
+      if (!refused.empty()) refused += ' ';
+      refused += std::string("-") + f.flag;
     } else {
       if (!ignored.empty()) ignored += ' ';
       ignored += std::string("-") + f.flag;
     }
   }
   if (!ignored.empty()) out += HelpLine(ignored, "accepted and ignored");
+  if (!refused.empty()) {
+    out += HelpLine(refused,
+                    "refused, saying why: jump hosts, forwarding, tunnels, "
+                    "connection sharing, background and subsystem modes, "
+                    "PKCS#11 and interface binding have no place in a launch "
+                    "to a pod IP");
+  }
   return out;
 }
 

@@ -66,8 +66,10 @@ class SignalForwarder : public Pollable {
   int forwarded_ = 0;
 };
 
-// The wait for one host, from the shared set-up and the host's name.
-WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name) {
+// The wait for one host, from the shared set-up, the host's name and its
+// ssh settings.
+WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name,
+                     ssh::ResolvedSshOptions ssh) {
   WaitPolicy policy;
   policy.ns = config.setup.ns;
   // A cluster DNS name carries its namespace unless one was configured.
@@ -77,7 +79,7 @@ WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name) {
   policy.timeout = config.setup.timeout;
   policy.require_ready = config.require_ready;
   policy.fatal_reasons = config.fatal_reasons;
-  policy.ssh_port = config.setup.ssh.port;
+  policy.ssh = std::move(ssh);
   return policy;
 }
 
@@ -106,12 +108,23 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
 
   // Phase 1: every host ready (one in exec mode).
   std::vector<std::unique_ptr<HostWaiter>> waiters;
+  bool no_stdin = false;
   for (const std::string& host : config.hosts) {
-    StatusOr<HostName> name = ParseHostName(host);
+    // Each host's own ssh settings (Host and Match blocks); HostName, when
+    // set, is the name looked up instead of the host, as ssh connects to
+    // it.
+    ssh::ResolvedSshOptions ssh;
+    ssh.hostname = ssh.host_key_alias = host;
+    if (config.setup.ssh_for) {
+      K8S_ASSIGN_OR_RETURN(ssh, config.setup.ssh_for(host));
+    }
+    StatusOr<HostName> name = ParseHostName(ssh.hostname);
     if (!name.ok()) return name.status();
+    name->original = host;
+    no_stdin = no_stdin || ssh.no_stdin;
     waiters.push_back(std::make_unique<HostWaiter>(
-        *name, PolicyFor(config, *name), rt->client(), rt->connector(), clock,
-        &tracer, rt->seed() + 7 * waiters.size()));
+        *name, PolicyFor(config, *name, std::move(ssh)), rt->client(),
+        rt->connector(), clock, &tracer, rt->seed() + 7 * waiters.size()));
   }
   for (auto& w : waiters) {
     rt->loop()->Add(w.get());
@@ -159,7 +172,7 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
 
   // Phase 2: run the command on the connection that proved readiness.
   ssh::StdioFds stdio;
-  if (config.setup.ssh.no_stdin) stdio.in = -1;
+  if (no_stdin) stdio.in = -1;
   Status exec = conn->Exec(config.command, stdio);
   if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
   rt->loop()->Add(conn.get());

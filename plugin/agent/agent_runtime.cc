@@ -24,7 +24,7 @@ StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
                        kube::CurlTransport::Create(setup.cluster, clock));
   rt->client_ =
       std::make_unique<kube::KubeClient>(rt->transport_.get(), setup.cluster);
-  rt->connector_ = ssh::NewLibssh2Connector(setup.ssh, clock);
+  rt->connector_ = ssh::NewLibssh2Connector(clock);
   rt->loop_.Add(rt->signals_.get());
   rt->loop_.Add(rt->transport_.get());
   rt->seed_ = static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^

@@ -26,7 +26,8 @@ namespace k8s_agent {
 /// The settings RunAgent and RunHostfile both take.
 struct RunSetup {
   kube::ClusterConfig cluster;
-  ssh::ResolvedSshOptions ssh;
+  /// Each host's ssh settings (ssh_config is read per destination).
+  ssh::SshSettingsFor ssh_for;
   /// --namespace; empty: a host's DNS name's namespace, else the
   /// cluster's default.
   std::string ns;

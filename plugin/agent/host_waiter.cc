@@ -438,8 +438,7 @@ void HostWaiter::StartAttempt(const kube::Pod& pod, TimePoint now) {
   attempt_started_ = now;
   ++ssh_attempts_;
   if (ssh_failures_ == 0) NoteState(PodSummary(pod) + ", connecting", now);
-  attempt_ =
-      connector_->Connect(pod.pod_ip, policy_.ssh_port, host_.original, now);
+  attempt_ = connector_->Connect(policy_.ssh, pod.pod_ip, now);
   CheckAttempt(now);
 }
 
@@ -457,7 +456,7 @@ void HostWaiter::CheckAttempt(TimePoint now) {
       tracer_->RecordFields(
           host_.original, pod_name_, "ssh_ready",
           {{"attempt_t_mono_us", MonoMicros(attempt_started_)}},
-          attempt_ip_ + ":" + std::to_string(policy_.ssh_port) + " after " +
+          attempt_ip_ + ":" + std::to_string(policy_.ssh.port) + " after " +
               std::to_string(ssh_attempts_) + " attempt(s)");
       LogInfo(host_.original + ": ssh to " + attempt_ip_ + " ready after " +
               FormatDuration(now - started_) + " (" +

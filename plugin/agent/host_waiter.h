@@ -30,7 +30,8 @@ struct WaitPolicy {
   Duration timeout = std::chrono::minutes(10);  ///< The whole wait.
   bool require_ready = false;  ///< --wait-for ready: also condition Ready.
   std::vector<std::string> fatal_reasons = DefaultFatalReasons();
-  int ssh_port = 22;
+  /// This host's ssh settings (port, user, keys, host key alias).
+  ssh::ResolvedSshOptions ssh;
   /// Say once that the pod does not exist after this long: a typo in a
   /// hostfile otherwise looks exactly like a slow scheduler.
   Duration not_found_grace = std::chrono::seconds(10);

@@ -165,8 +165,19 @@ void HostfileCollector::UpdateProbe(const kube::Pod& pod, TimePoint now) {
     if (probe.conn) ++active;
   }
   if (active >= kMaxConcurrentProbes) return;  // Next settle frees a slot.
-  // The pod name is what mpirun will pass as HOST: check keys under it.
-  p.conn = connector_->Connect(pod.pod_ip, options_.ssh_port, pod.name, now);
+  // The pod name is what mpirun will pass as HOST: its ssh settings, and
+  // host keys checked under it.
+  ssh::ResolvedSshOptions settings;
+  settings.host_key_alias = pod.name;
+  if (options_.ssh_for) {
+    StatusOr<ssh::ResolvedSshOptions> s = options_.ssh_for(pod.name);
+    if (!s.ok()) {
+      Fail(s.status().WithContext("pod " + pod.name));
+      return;
+    }
+    settings = *std::move(s);
+  }
+  p.conn = connector_->Connect(settings, pod.pod_ip, now);
   ++p.attempts;
   Settle(&p, now);
 }
@@ -414,7 +425,7 @@ StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
   options.ns = run.setup.ns.empty() ? run.setup.cluster.ns : run.setup.ns;
   options.label_selector = run.setup.label_selector;
   options.timeout = run.setup.timeout;
-  options.ssh_port = run.setup.ssh.port;
+  options.ssh_for = run.setup.ssh_for;
   HostfileCollector collector(options, rt->client(),
                               options.ssh_ready ? rt->connector() : nullptr,
                               clock, rt->seed());

@@ -39,7 +39,9 @@ struct HostfileOptions {
   int wait_for_count = 0;           ///< >0: wait until this many qualify.
   Duration timeout = std::chrono::minutes(10);
   HostfileFormat format = HostfileFormat::kOpenMpi;
-  int ssh_port = 22;
+  /// --ssh-ready: each pod's ssh settings, by pod name (the HOST mpirun
+  /// will pass); unset: ssh's defaults.
+  ssh::SshSettingsFor ssh_for;
 };
 
 /// One line of the output. slots == 0 means "omit the count".
@@ -150,7 +152,7 @@ class HostfileCollector : public Pollable {
 struct HostfileRun {
   RunSetup setup;
   /// What to list and print. Its scope (ns, label_selector, timeout,
-  /// ssh_port) comes from `setup`: the caller sets the rest.
+  /// ssh_for) comes from `setup`: the caller sets the rest.
   HostfileOptions options;
 };
 

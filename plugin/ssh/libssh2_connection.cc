@@ -205,7 +205,7 @@ void Libssh2Connection::Start(TimePoint now) {
     Fail(InternalError("libssh2_init failed"));
     return;
   }
-  StatusOr<TcpAttempt> tcp = StartTcpConnect(ip_, port_);
+  StatusOr<TcpAttempt> tcp = StartTcpConnect(ip_, port_, options_.bind_address);
   if (!tcp.ok()) {
     Fail(tcp.status());
     return;
@@ -591,28 +591,25 @@ void Libssh2Connection::KeepAlive(TimePoint now) {
 
 class Libssh2Connector : public SshConnector {
  public:
-  Libssh2Connector(ResolvedSshOptions options, Clock* clock)
-      : options_(std::move(options)), clock_(clock) {}
+  explicit Libssh2Connector(Clock* clock) : clock_(clock) {}
 
-  std::unique_ptr<SshConnection> Connect(const std::string& ip, int port,
-                                         const std::string& host_key_alias,
+  std::unique_ptr<SshConnection> Connect(const ResolvedSshOptions& options,
+                                         const std::string& ip,
                                          TimePoint now) override {
-    auto c = std::make_unique<Libssh2Connection>(options_, clock_, ip, port,
-                                                 host_key_alias);
+    auto c = std::make_unique<Libssh2Connection>(
+        options, clock_, ip, options.port, options.host_key_alias);
     c->Start(now);
     return c;
   }
 
  private:
-  ResolvedSshOptions options_;
   Clock* clock_;
 };
 
 }  // namespace
 
-std::unique_ptr<SshConnector> NewLibssh2Connector(ResolvedSshOptions options,
-                                                  Clock* clock) {
-  return std::make_unique<Libssh2Connector>(std::move(options), clock);
+std::unique_ptr<SshConnector> NewLibssh2Connector(Clock* clock) {
+  return std::make_unique<Libssh2Connector>(clock);
 }
 
 }  // namespace k8s_agent::ssh

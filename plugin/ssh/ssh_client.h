@@ -80,16 +80,17 @@ class SshConnection : public Pollable {
 class SshConnector {
  public:
   virtual ~SshConnector() = default;
-  /// `host_key_alias` is the name host keys are checked under (the host
-  /// Open MPI gave); `ip` is where to connect.
+  /// Connects to `ip` with one host's settings (ssh reads its config per
+  /// destination): its port, user, keys, and host keys checked under its
+  /// host_key_alias (the host Open MPI gave, unless HostName or
+  /// HostKeyAlias say otherwise).
   virtual std::unique_ptr<SshConnection> Connect(
-      const std::string& ip, int port, const std::string& host_key_alias,
+      const ResolvedSshOptions& options, const std::string& ip,
       TimePoint now) = 0;
 };
 
 /// The libssh2 implementation.
-std::unique_ptr<SshConnector> NewLibssh2Connector(ResolvedSshOptions options,
-                                                  Clock* clock);
+std::unique_ptr<SshConnector> NewLibssh2Connector(Clock* clock);
 
 }  // namespace k8s_agent::ssh
 

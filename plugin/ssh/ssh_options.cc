@@ -13,6 +13,7 @@
 #include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/ssh/ssh_keywords.h"
 
 namespace k8s_agent::ssh {
 namespace {
@@ -45,30 +46,6 @@ StatusOr<Duration> ParseSshTime(const std::string& key,
   StatusOr<Duration> d = ParseDuration(v);
   if (!d.ok()) return d.status().WithContext(key);
   return *d;
-}
-
-// Splits a value list on blanks, honouring double quotes as ssh does.
-std::vector<std::string> SplitArgs(std::string_view s) {
-  std::vector<std::string> out;
-  size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-    if (i >= s.size()) break;
-    std::string word;
-    if (s[i] == '"') {
-      size_t end = s.find('"', i + 1);
-      if (end == std::string_view::npos) end = s.size();
-      word = std::string(s.substr(i + 1, end - i - 1));
-      i = end + 1;
-    } else {
-      size_t end = s.find_first_of(" \t", i);
-      if (end == std::string_view::npos) end = s.size();
-      word = std::string(s.substr(i, end - i));
-      i = end;
-    }
-    out.push_back(std::move(word));
-  }
-  return out;
 }
 
 bool IsReadableFile(const std::string& path) {
@@ -144,9 +121,32 @@ std::optional<std::string>* AlgorithmField(const std::string& lower_key,
 
 }  // namespace
 
+std::vector<std::string> SplitConfigWords(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
+    if (i >= s.size() || s[i] == '#') break;
+    std::string word;
+    if (s[i] == '"') {
+      size_t end = s.find('"', i + 1);
+      if (end == std::string_view::npos) end = s.size();
+      word = std::string(s.substr(i + 1, end - i - 1));
+      i = end + 1;
+    } else {
+      size_t end = s.find_first_of(" \t", i);
+      if (end == std::string_view::npos) end = s.size();
+      word = std::string(s.substr(i, end - i));
+      i = end;
+    }
+    out.push_back(std::move(word));
+  }
+  return out;
+}
+
 bool HostPatternMatches(const std::string& pattern_list,
                         const std::string& host) {
-  return HostLineMatches(SplitArgs(pattern_list), host);
+  return HostLineMatches(SplitConfigWords(pattern_list), host);
 }
 
 void SshOptions::MergeFrom(const SshOptions& lower) {
@@ -175,6 +175,16 @@ void SshOptions::MergeFrom(const SshOptions& lower) {
   if (!kex_algorithms) kex_algorithms = lower.kex_algorithms;
   if (!macs) macs = lower.macs;
   if (!host_key_algorithms) host_key_algorithms = lower.host_key_algorithms;
+  if (!hostname) hostname = lower.hostname;
+  if (!host_key_alias) host_key_alias = lower.host_key_alias;
+  if (global_known_hosts_files.empty()) {
+    global_known_hosts_files = lower.global_known_hosts_files;
+  }
+  if (!bind_address) bind_address = lower.bind_address;
+  if (!canonicalize_hostname) {
+    canonicalize_hostname = lower.canonicalize_hostname;
+  }
+  if (!ignore_unknown) ignore_unknown = lower.ignore_unknown;
 }
 
 Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
@@ -213,17 +223,36 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
     if (!options->strict_host_key_checking) {
       options->strict_host_key_checking = mode;
     }
-  } else if (key == "userknownhostsfile") {
-    std::vector<std::string> files = SplitArgs(value);
-    if (files.empty()) {
-      return InvalidArgumentError("UserKnownHostsFile: empty value");
-    }
+  } else if (key == "userknownhostsfile" || key == "globalknownhostsfile") {
+    std::vector<std::string> files = SplitConfigWords(value);
+    if (files.empty()) return InvalidArgumentError(raw_key + ": empty value");
     for (std::string& f : files) {
       if (ToLower(f) == "none") f = "/dev/null";
     }
-    if (options->user_known_hosts_files.empty()) {
-      options->user_known_hosts_files = std::move(files);
+    std::vector<std::string>* field = key == "userknownhostsfile"
+                                          ? &options->user_known_hosts_files
+                                          : &options->global_known_hosts_files;
+    if (field->empty()) *field = std::move(files);
+  } else if (key == "hostname" || key == "hostkeyalias" ||
+             key == "bindaddress" || key == "ignoreunknown") {
+    if (value.empty()) return InvalidArgumentError(raw_key + ": empty value");
+    std::optional<std::string>* field =
+        key == "hostname"       ? &options->hostname
+        : key == "hostkeyalias" ? &options->host_key_alias
+        : key == "bindaddress"  ? &options->bind_address
+                                : &options->ignore_unknown;
+    if (!*field) *field = value;
+  } else if (key == "stdinnull") {
+    K8S_ASSIGN_OR_RETURN(bool b, ParseYesNo("StdinNull", value));
+    options->no_stdin = options->no_stdin || b;
+  } else if (key == "canonicalizehostname") {
+    std::string v = ToLower(value);
+    if (v != "yes" && v != "no" && v != "always" && v != "none") {
+      return InvalidArgumentError(
+          "CanonicalizeHostname: expected yes, no, always or none, got \"" +
+          Printable(value) + "\"");
     }
+    if (!options->canonicalize_hostname) options->canonicalize_hostname = v;
   } else if (key == "connecttimeout") {
     K8S_ASSIGN_OR_RETURN(Duration d, ParseSshTime("ConnectTimeout", value));
     if (!options->connect_timeout) options->connect_timeout = d;
@@ -270,48 +299,49 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
   return OkStatus();
 }
 
-StatusOr<SshOptions> ParseSshConfig(const std::string& text,
-                                    const std::string& host,
-                                    const std::string& origin) {
-  SshOptions options;
-  // Lines before the first Host/Match apply to every host.
-  bool active = true;
-  int line_no = 0;
-  for (const std::string& raw : Split(text, '\n')) {
-    ++line_no;
-    std::string_view line = Trim(raw);
-    if (line.empty() || line[0] == '#') continue;
-    // "Key Value", "Key=Value" and "Key = Value" are all valid.
-    size_t key_end = line.find_first_of(" \t=");
-    std::string key(line.substr(0, key_end));
-    std::string_view rest;
-    if (key_end != std::string_view::npos) {
-      rest = Trim(line.substr(key_end));
-      if (!rest.empty() && rest[0] == '=') rest = Trim(rest.substr(1));
+Status ApplySshSetting(const std::string& key, const std::string& value,
+                       SshOptions* options, std::string* note) {
+  note->clear();
+  bool known = true;
+  K8S_RETURN_IF_ERROR(ApplySshOption(key, value, options, &known));
+  if (known) return OkStatus();
+  const SshKeyword* keyword = FindSshKeyword(key);
+  if (keyword == nullptr) {
+    if (options->ignore_unknown &&
+        HostPatternMatches(*options->ignore_unknown, key)) {
+      *note = "ignoring " + key + " (IgnoreUnknown)";
+      return OkStatus();
     }
-    std::string lower_key = ToLower(key);
-    if (lower_key == "host") {
-      active = HostLineMatches(SplitArgs(rest), host);
-      continue;
-    }
-    if (lower_key == "match") {
-      // Match criteria (exec, canonical, ...) are not evaluated: the
-      // block is skipped, which is safe because it can only add settings.
-      active = false;
-      continue;
-    }
-    if (!active) continue;
-    if (lower_key == "include") {
-      LogDebug(origin + ":" + std::to_string(line_no) +
-               ": Include is not supported; ignored");
-      continue;
-    }
-    Status s = ApplySshOption(key, std::string(rest), &options);
-    if (!s.ok()) {
-      return s.WithContext(origin + ":" + std::to_string(line_no));
+    return InvalidArgumentError(
+        "Bad configuration option: " + Printable(key) +
+        " (ssh would refuse it too; list it in IgnoreUnknown to skip it)");
+  }
+  if (keyword->use == KeywordUse::kHonoured) {
+    // Host, Match and Include: the config reader takes them first.
+    return InvalidArgumentError(std::string(keyword->name) +
+                                " only works in an ssh_config file");
+  }
+  return CheckUnappliedKeyword(*keyword, value, note);
+}
+
+StatusOr<std::string> ExpandHostName(const std::string& hostname,
+                                     const std::string& host) {
+  // ssh expands only %h (and %%) in HostName.
+  std::string out;
+  for (size_t i = 0; i < hostname.size(); ++i) {
+    if (hostname[i] != '%' || i + 1 == hostname.size()) {
+      out += hostname[i];
+    } else if (hostname[++i] == 'h') {
+      out += host;
+    } else if (hostname[i] == '%') {
+      out += '%';
+    } else {
+      return InvalidArgumentError("HostName " + Printable(hostname) +
+                                  ": unknown token %" + hostname[i] +
+                                  " (only %h and %% expand there)");
     }
   }
-  return options;
+  return out;
 }
 
 std::optional<std::string> PasswdUserName(unsigned uid) {
@@ -323,8 +353,15 @@ std::optional<std::string> PasswdUserName(unsigned uid) {
 }
 
 StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
+                                     const std::string& host,
                                      UserLookup lookup) {
   ResolvedSshOptions r;
+  r.hostname = host;
+  if (options.hostname) {
+    K8S_ASSIGN_OR_RETURN(r.hostname, ExpandHostName(*options.hostname, host));
+  }
+  r.host_key_alias = options.host_key_alias.value_or(r.hostname);
+  r.bind_address = options.bind_address.value_or("");
   const char* home_env = std::getenv("HOME");
   std::string home = HomeDir(home_env != nullptr ? home_env : "");
   if (options.user) {
@@ -370,8 +407,13 @@ StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
       r.known_hosts_files.push_back(ExpandPath(f, home));
     }
   }
-  // The system-wide file is read too (never written), as ssh does.
-  r.known_hosts_files.push_back("/etc/ssh/ssh_known_hosts");
+  // The system-wide files are read too (never written), as ssh does.
+  if (options.global_known_hosts_files.empty()) {
+    r.known_hosts_files.push_back("/etc/ssh/ssh_known_hosts");
+  }
+  for (const std::string& f : options.global_known_hosts_files) {
+    r.known_hosts_files.push_back(ExpandPath(f, home));
+  }
 
   if (options.connect_timeout) {
     // ConnectTimeout=0/none means "no timeout" in ssh; a day is plenty.

@@ -20,8 +20,10 @@ struct TcpAttempt {
 
 /// Starts connecting to `ip` (IPv4, IPv6, or [IPv6]) on `port` with a
 /// non-blocking socket that has TCP_NODELAY and SO_KEEPALIVE. Not ok only
-/// when `ip` is no address or no socket could be made.
-StatusOr<TcpAttempt> StartTcpConnect(const std::string& ip, int port);
+/// when `ip` is no address or no socket could be made (or bound to
+/// `bind_address`, when one is given).
+StatusOr<TcpAttempt> StartTcpConnect(const std::string& ip, int port,
+                                     const std::string& bind_address = "");
 
 /// The errno of a connect in progress on `fd` (SO_ERROR): 0 connected,
 /// EINPROGRESS or EALREADY still pending.

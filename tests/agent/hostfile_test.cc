@@ -244,7 +244,13 @@ TEST_F(HostfileCollectorTest, TimeoutNamesCountAndWhyPodsAreNotReady) {
 TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
   ssh_.Succeed();
   ssh_.Refuse(1);
-  HostfileCollector& c = Make({.ssh_ready = true, .ssh_port = 2222});
+  HostfileCollector& c =
+      Make({.ssh_ready = true, .ssh_for = [](const std::string& host) {
+              ssh::ResolvedSshOptions o;
+              o.port = host == "w-0" ? 2222 : 2200;
+              o.host_key_alias = host;
+              return StatusOr<ssh::ResolvedSshOptions>(o);
+            }});
   http_.Respond(0, 200,
                 List({{.name = "w-0", .ip = "10.0.0.1"},
                       {.name = "w-1", .ip = "10.0.0.2"},
@@ -256,6 +262,9 @@ TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
   ASSERT_EQ(ssh_.attempts.size(), 2u);  // One attempt each, none for w-2.
   EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.1");
   EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.2");
+  // Each pod's own settings: ssh_config is read per host.
+  EXPECT_EQ(ssh_.attempts[0]->port, 2222);
+  EXPECT_EQ(ssh_.attempts[1]->port, 2200);
   EXPECT_TRUE(ssh_.attempts[0]->destroyed);  // Closed after the check.
 }
 

@@ -21,6 +21,8 @@ class FakeConnection : public SshConnection {
     Status status;
     bool destroyed = false;
     std::string ip;
+    int port = 0;  // The settings the attempt was made with.
+    std::string user;
     std::string command;
     bool refused = false;
     bool started = false;  // Exec() was called: the command "runs".
@@ -71,11 +73,13 @@ class FakeSshConnector : public SshConnector {
   }
   void Succeed() { script.push_back({SshConnection::State::kReady, {}}); }
 
-  std::unique_ptr<SshConnection> Connect(const std::string& ip, int,
-                                         const std::string&,
+  std::unique_ptr<SshConnection> Connect(const ResolvedSshOptions& options,
+                                         const std::string& ip,
                                          TimePoint) override {
     auto shared = std::make_shared<FakeConnection::Shared>();
     shared->ip = ip;
+    shared->port = options.port;
+    shared->user = options.user;
     if (!script.empty()) {
       shared->state = script.front().state;
       shared->status = script.front().status;

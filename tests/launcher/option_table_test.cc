@@ -64,7 +64,7 @@ TEST(OptionTableTest, EverySettableOptionHasItsVariableInHelp) {
 
 TEST(OptionTableTest, EveryShortFlagIsInHelpAndViceVersa) {
   std::string usage = UsageText();
-  std::string ignored;
+  std::string ignored, refused;
   for (const ShortFlag& f : ShortFlags()) {
     if (f.help != nullptr) {
       EXPECT_THAT(usage, HasSubstr(std::string("\n  ") + f.head + " "))
@@ -74,11 +74,16 @@ TEST(OptionTableTest, EveryShortFlagIsInHelpAndViceVersa) {
       EXPECT_EQ(f.arg != nullptr, std::string(f.head).size() > 2 &&
                                       f.head[2] == ' ' && f.head[3] != '-')
           << f.flag;
+    } else if (f.refused) {
+      refused += std::string(refused.empty() ? "" : " ") + "-" + f.flag;
     } else {
       ignored += std::string(ignored.empty() ? "" : " ") + "-" + f.flag;
     }
   }
-  EXPECT_THAT(usage, HasSubstr("  " + ignored + "   accepted and ignored"));
+  EXPECT_THAT(usage, HasSubstr("  " + ignored + "\n" + std::string(31, ' ') +
+                               "accepted and ignored"));
+  EXPECT_THAT(usage, HasSubstr("  " + refused + "\n" + std::string(31, ' ') +
+                               "refused, saying why"));
   // Every "  -X" line of the ssh section names a flag of the table.
   static const std::regex kLine("^  -([a-zA-Z0-9])[ ,].*");
   for (const std::string& line : Lines(usage)) {

@@ -441,11 +441,56 @@ TEST(OptionsTest, IgnoredSshFlagsLeaveNotes) {
             1);
 }
 
-TEST(OptionsTest, UnknownDashOKeyIsANoteNotAnError) {
+TEST(OptionsTest, DashOKeyWithoutEffectIsANote) {
   StatusOr<Options> o =
       Parse({"-o", "ControlMaster=auto", "-o", "Compression yes", "h", "c"});
   ASSERT_THAT(o, IsOk());
-  EXPECT_THAT(Join(o->notes, "\n"), HasSubstr("ControlMaster"));
+  EXPECT_THAT(Join(o->notes, "\n"),
+              HasSubstr("ignoring ControlMaster: k8s-agent never shares "
+                        "connections"));
+}
+
+TEST(OptionsTest, DashOKeyUnknownToSshFailsAsInSsh) {
+  EXPECT_THAT(Parse({"-o", "Prot=22", "h", "c"}),
+              StatusIs(Code::kInvalidArgument,
+                       "-o \"Prot=22\": Bad configuration option: Prot"));
+  // IgnoreUnknown first covers it, as in ssh.
+  EXPECT_THAT(Parse({"-o", "IgnoreUnknown=UseKeychain", "-o", "UseKeychain=yes",
+                     "h", "c"}),
+              IsOk());
+  EXPECT_THAT(Parse({"-o", "ProxyJump=bastion", "h", "c"}),
+              StatusIs(Code::kInvalidArgument, "cannot be honoured"));
+}
+
+TEST(OptionsTest, SshFlagsThatMapOntoSettings) {
+  StatusOr<Options> o =
+      Parse({"-F", "/etc/mpi/ssh_config", "-c", "aes128-ctr", "-m",
+             "hmac-sha2-256", "-b", "127.0.0.2", "-E", "/tmp/agent.log", "-e",
+             "none", "-S", "none", "-y", "h", "c"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_EQ(o->ssh_config_only, "/etc/mpi/ssh_config");
+  EXPECT_EQ(o->ssh.ciphers, "aes128-ctr");
+  EXPECT_EQ(o->ssh.macs, "hmac-sha2-256");
+  EXPECT_EQ(o->ssh.bind_address, "127.0.0.2");
+  EXPECT_EQ(o->log_file, "/tmp/agent.log");
+  EXPECT_EQ(o->command, "c");
+  std::string notes = Join(o->notes, "\n");
+  EXPECT_THAT(notes, HasSubstr("-e: escape characters need a pty"));
+  EXPECT_THAT(notes, HasSubstr("-S: k8s-agent never shares connections"));
+  EXPECT_THAT(notes, HasSubstr("-y: k8s-agent logs to stderr"));
+  EXPECT_THAT(Parse({"-c", "aes128-ctr,,x", "h", "c"}),
+              StatusIs(Code::kInvalidArgument, "-c \"aes128-ctr,,x\""));
+}
+
+TEST(OptionsTest, SshFlagsItCannotHonourAreRefusedSayingWhy) {
+  EXPECT_THAT(Parse({"-J", "bastion", "h", "c"}),
+              StatusIs(Code::kInvalidArgument,
+                       "-J \"bastion\": not supported: k8s-agent connects to "
+                       "the pod IP directly"));
+  EXPECT_THAT(Parse({"-L", "8080:localhost:80", "h", "c"}),
+              StatusIs(Code::kInvalidArgument, "never forwards ports"));
+  EXPECT_THAT(Parse({"-N", "h"}),
+              StatusIs(Code::kInvalidArgument, "-N: not supported"));
 }
 
 TEST(OptionsTest, AgentOptionsFromArgv) {
@@ -837,7 +882,7 @@ const ErrorCase kErrors[] = {
      {},
      {},
      "-Z (in \"-qZ\"): unknown option"},
-    {"UnknownSshFlagAfterHost", {"h", "-N", "c"}, {}, {}, "-N: unknown option"},
+    {"UnknownSshFlagAfterHost", {"h", "-Z", "c"}, {}, {}, "-Z: unknown option"},
     {"UnknownLongFlag",
      {"--bogus", "h", "c"},
      {},

@@ -40,7 +40,7 @@ const std::vector<std::string> kLibssh2Ciphers = {
 TEST(AlgorithmsTest, DefaultsAreOpenSsh9sNotLibssh2s) {
   // Given no Ciphers/KexAlgorithms/MACs/HostKeyAlgorithms, expect what
   // ssh offers: no CBC, no SHA-1 key exchange, no MD5, no ssh-rsa/dss.
-  StatusOr<ResolvedSshOptions> r = Resolve(SshOptions{});
+  StatusOr<ResolvedSshOptions> r = Resolve(SshOptions{}, "w0");
   ASSERT_THAT(r, IsOk());
   EXPECT_THAT(r->algorithms.ciphers, Not(Contains("aes128-cbc")));
   EXPECT_THAT(r->algorithms.ciphers, Not(Contains("3des-cbc")));
@@ -88,7 +88,7 @@ TEST(AlgorithmsTest, OptionsCarryTheSpecsFirstWins) {
       IsOk());
   EXPECT_THAT(ApplySshOption("MACs", "", &o),
               StatusIs(Code::kInvalidArgument, "MACs"));
-  StatusOr<ResolvedSshOptions> r = Resolve(o);
+  StatusOr<ResolvedSshOptions> r = Resolve(o, "w0");
   ASSERT_THAT(r, IsOk());
   EXPECT_EQ(r->algorithms.ciphers.back(), "aes128-cbc");
   EXPECT_THAT(r->algorithms.kex, ElementsAre("diffie-hellman-group14-sha1"));

@@ -109,41 +109,6 @@ TEST(HostPatternTest, WildcardsAndNegation) {
   EXPECT_FALSE(HostPatternMatches("!w0", "w1"));  // Negation alone: no.
 }
 
-TEST(ParseSshConfigTest, HostBlocksAndPrecedence) {
-  const char* text = R"(# global
-StrictHostKeyChecking=no
-Host worker-* !worker-9
-  User mpiuser
-  Port 2222
-  IdentityFile ~/.ssh/worker
-Host *
-  User nobody
-  IdentityFile ~/.ssh/any
-  ServerAliveInterval = 15
-Match exec "true"
-  Port 1
-Host other
-  Port 3
-)";
-  auto w = ParseSshConfig(text, "worker-1", "cfg");
-  ASSERT_THAT(w.status(), IsOk());
-  EXPECT_EQ(w->user, "mpiuser");
-  EXPECT_EQ(w->port, 2222);
-  EXPECT_EQ(w->strict_host_key_checking, StrictHostKeyChecking::kNo);
-  EXPECT_EQ(w->server_alive_interval_s, 15);
-  EXPECT_THAT(w->identity_files, ElementsAre("~/.ssh/worker", "~/.ssh/any"));
-
-  auto n9 = ParseSshConfig(text, "worker-9", "cfg");
-  ASSERT_THAT(n9.status(), IsOk());
-  EXPECT_EQ(n9->user, "nobody");
-  EXPECT_FALSE(n9->port.has_value());  // The Match block is skipped.
-}
-
-TEST(ParseSshConfigTest, BadValueNamesFileAndLine) {
-  EXPECT_THAT(ParseSshConfig("Host *\n  Port many\n", "h", "/etc/ssh/cfg"),
-              StatusIs(Code::kInvalidArgument, "/etc/ssh/cfg:2"));
-}
-
 TEST(MergeFromTest, HigherPrecedenceKeepsItsValues) {
   SshOptions cli, file;
   cli.port = 1;
@@ -183,7 +148,7 @@ TEST_F(ResolveTest, DefaultsFromHome) {
   Touch(".ssh/id_ed25519");
   SshOptions o;
   o.user = "me";
-  ResolvedSshOptions r = Resolve(o).value();
+  ResolvedSshOptions r = Resolve(o, "w0").value();
   EXPECT_EQ(r.user, "me");
   EXPECT_EQ(r.port, 22);
   EXPECT_THAT(r.identity_files,
@@ -200,14 +165,14 @@ TEST_F(ResolveTest, NoPasswdEntryRefusesLikeSshUnlessAUserIsGiven) {
   // Given a uid with no passwd entry (a container run as a random uid),
   // expect ssh's refusal rather than a guessed user; -l/User still works.
   SshOptions o;
-  EXPECT_THAT(Resolve(o, &NoPasswdEntry),
+  EXPECT_THAT(Resolve(o, "w0", &NoPasswdEntry),
               StatusIs(Code::kInvalidArgument,
                        "No user exists for uid " + std::to_string(::getuid())));
-  EXPECT_THAT(Resolve(o, &NoPasswdEntry).status().message(),
+  EXPECT_THAT(Resolve(o, "w0", &NoPasswdEntry).status().message(),
               HasSubstr("-l USER or set User"));
-  EXPECT_EQ(Resolve(o, &PasswdSaysMpiuser)->user, "mpiuser");
+  EXPECT_EQ(Resolve(o, "w0", &PasswdSaysMpiuser)->user, "mpiuser");
   o.user = "worker";
-  EXPECT_EQ(Resolve(o, &NoPasswdEntry)->user, "worker");
+  EXPECT_EQ(Resolve(o, "w0", &NoPasswdEntry)->user, "worker");
 }
 
 TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
@@ -217,7 +182,7 @@ TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
   o.identity_files = {"~/key", "~/missing"};
   o.user_known_hosts_files = {"~/kh"};
   o.connect_timeout = std::chrono::seconds(0);
-  ResolvedSshOptions r = Resolve(o).value();
+  ResolvedSshOptions r = Resolve(o, "w0").value();
   EXPECT_THAT(r.identity_files, ElementsAre(home_ + "/key"));
   EXPECT_EQ(r.known_hosts_files[0], home_ + "/kh");
   EXPECT_GT(r.connect_timeout, std::chrono::hours(1));  // 0 = no timeout.
@@ -232,7 +197,7 @@ namespace {
 
 // Runs Resolve with the log captured; returns the log.
 std::string ResolveLog(const SshOptions& o, ResolvedSshOptions* r) {
-  return CaptureLog([&] { *r = Resolve(o).value(); });
+  return CaptureLog([&] { *r = Resolve(o, "w0").value(); });
 }
 
 TEST_F(ResolveTest, KeyReadableByOthersWarnsLikeSshButIsUsed) {

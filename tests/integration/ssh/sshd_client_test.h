@@ -49,9 +49,11 @@ class SshdClientTest : public ::testing::Test {
   // A connection to the sshd under `alias`, added to the loop.
   std::unique_ptr<ssh::SshConnection> Connect(const ssh::ResolvedSshOptions& o,
                                               const std::string& alias = "w0") {
-    connector_ = ssh::NewLibssh2Connector(o, RealClock::Get());
-    auto c = connector_->Connect("127.0.0.1", o.port, alias,
-                                 RealClock::Get()->Now());
+    connector_ = ssh::NewLibssh2Connector(RealClock::Get());
+    ssh::ResolvedSshOptions with_alias = o;
+    with_alias.host_key_alias = alias;
+    auto c =
+        connector_->Connect(with_alias, "127.0.0.1", RealClock::Get()->Now());
     loop_.Add(c.get());
     return c;
   }

@@ -13,17 +13,20 @@
 # after a hash of the recipe below, so a second machine state (a reset
 # podman store) re-imports in seconds. It is built in a temporary directory
 # under a flock and renamed into place: a killed build leaves nothing under
-# the final name. Only debootstrap talks to the network, to
-# $K8S_AGENT_DEBIAN_MIRROR (default http://deb.debian.org/debian).
-# Exit: 0 ok, 1 failure, 77 it must be built but debootstrap is missing or
-# the mirror is unreachable.
+# the final name. Only debootstrap talks to the network, to the Debian
+# mirror this machine's apt uses (scripts/lib/apt_mirror.sh reads it from
+# the apt sources; K8S_AGENT_DEBIAN_MIRROR and
+# K8S_AGENT_DEBIAN_SECURITY_MIRROR override it). The image's own apt
+# sources name the same mirrors, looked up when the root is built.
+# Exit: 0 ok, 1 failure, 77 it must be built but debootstrap is missing,
+# no Debian mirror is known or the mirror is unreachable.
 set -euo pipefail
 
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
-: "${K8S_AGENT_DEBIAN_MIRROR:=http://deb.debian.org/debian}"
-: "${K8S_AGENT_DEBIAN_SECURITY:=http://deb.debian.org/debian-security}"
 
 log() { printf '[debian-image %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=scripts/lib/apt_mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_mirror.sh"
 die() {
   log "$*"
   exit 1
@@ -41,16 +44,19 @@ path-exclude /usr/share/linda/*
 path-exclude /usr/share/locale/*
 path-include /usr/share/locale/locale.alias'
 
-# The recipe of one root: anything that changes the tarball belongs here.
+# The recipe of one root (SUITE MIRROR SECURITY): anything that changes the
+# tarball belongs here. Unlike the other caches the mirrors do: they are
+# written into the root's apt sources.
 recipe() {
   printf 'v1 suite=%s variant=minbase mirror=%s security=%s excludes=%s' "$1" \
-    "$K8S_AGENT_DEBIAN_MIRROR" "$K8S_AGENT_DEBIAN_SECURITY" "$DPKG_EXCLUDES"
+    "$2" "$3" "$DPKG_EXCLUDES"
 }
 
-# Runs in a private mount namespace so the /proc and /sys that debootstrap
-# mounts inside the root vanish with it, even on SIGKILL.
+# build_root SUITE ROOT MIRROR SECURITY. Runs in a private mount namespace
+# so the /proc and /sys that debootstrap mounts inside the root vanish with
+# it, even on SIGKILL.
 build_root() {
-  local suite="$1" root="$2"
+  local suite="$1" root="$2" mirror="$3" security="$4"
   # shellcheck disable=SC2016 # the inner script expands its own parameters
   unshare --mount --propagation private bash -euo pipefail -c '
     suite="$1" root="$2" mirror="$3" security="$4" excludes="$5"
@@ -74,13 +80,15 @@ build_root() {
     # The engine provides these per container.
     : >"$root/etc/hostname"
     : >"$root/etc/resolv.conf"
-  ' build "$suite" "$root" "$K8S_AGENT_DEBIAN_MIRROR" "$K8S_AGENT_DEBIAN_SECURITY" "$DPKG_EXCLUDES"
+  ' build "$suite" "$root" "$mirror" "$security" "$DPKG_EXCLUDES"
 }
 
 # Prints the cached tarball of SUITE's root, building it first if needed.
 ensure_tarball() {
-  local suite="$1" key tar lockfd t rc
-  key="$(recipe "$suite" | sha256sum | cut -c1-12)"
+  local suite="$1" mirror security key tar lockfd t rc
+  mirror="$(apt_mirror)" || return 77
+  security="$(apt_mirror_security)" || return 77
+  key="$(recipe "$suite" "$mirror" "$security" | sha256sum | cut -c1-12)"
   tar="$K8S_AGENT_CACHE/debian-$suite-minbase-$key.tar"
   mkdir -p "$K8S_AGENT_CACHE"
   exec {lockfd}>"$K8S_AGENT_CACHE/debian-$suite-minbase.lock"
@@ -97,15 +105,15 @@ ensure_tarball() {
     log "debootstrap missing (apt-get install debootstrap): cannot make a $suite base image"
     return 77
   fi
-  if ! curl -sSf --max-time 20 -o /dev/null "$K8S_AGENT_DEBIAN_MIRROR/dists/$suite/Release" 2>/dev/null; then
-    log "Debian mirror $K8S_AGENT_DEBIAN_MIRROR unreachable: cannot make a $suite base image"
+  if ! curl -sSf --max-time 20 -o /dev/null "$mirror/dists/$suite/Release" 2>/dev/null; then
+    log "Debian mirror $mirror unreachable: cannot make a $suite base image"
     return 77
   fi
   t="$(mktemp -d "$K8S_AGENT_CACHE/.build-debian-$suite.XXXXXX")"
   chmod 755 "$t"
   log "debootstrap $suite into $t (about a minute; log $t.log)"
   rc=0
-  build_root "$suite" "$t/root" >"$t.log" 2>&1 || rc=$?
+  build_root "$suite" "$t/root" "$mirror" "$security" >"$t.log" 2>&1 || rc=$?
   if ((rc != 0)); then
     tail -n 20 "$t.log" >&2
     rm -rf --one-file-system "$t"

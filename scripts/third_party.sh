@@ -13,19 +13,20 @@
 # libpsl... (37 shared libraries). OpenSSL, nghttp2 and yaml-cpp come static from Debian 12's -dev packages
 # (they ship .a files), so only these two are built.
 #
-# Fetching: a private apt configuration under the build directory lists only deb-src lines of trixie and
-# bookworm, signed by the host's debian-archive-keyring (which has the trixie keys); the host's sources are
-# never read or changed. apt checks the Release signature and every file's hash, dpkg-source applies
-# Debian's patches. Nothing else is downloaded.
+# Fetching: a private apt configuration under the build directory lists only a deb-src line of trixie,
+# signed by the host's debian-archive-keyring (which has the trixie keys), on the Debian mirror the host's
+# apt uses (scripts/lib/apt_mirror.sh reads it from the host's sources; K8S_AGENT_DEBIAN_MIRROR overrides
+# it); the host's sources are never changed. apt checks the Release signature and every file's hash,
+# dpkg-source applies Debian's patches. Nothing else is downloaded.
 #
 # Cache: $K8S_AGENT_CACHE (default /var/cache/k8s-agent)/third-party-<hash>, the hash covering the recipe
-# (pins, flags, TP_STEPS_VERSION), the compiler and the Debian -dev packages compiled against. Built under an
-# exclusive flock in a temporary directory beside it and renamed into place, so a killed build never leaves
-# a half prefix under the final name.
+# (pins, flags, TP_STEPS_VERSION), the compiler and the Debian -dev packages compiled against, not the
+# mirror (apt verifies the pinned sources: any mirror gives the same build). Built under an exclusive flock
+# in a temporary directory beside it and renamed into place, so a killed build never leaves a half prefix
+# under the final name.
 set -uo pipefail
 
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
-: "${K8S_TP_MIRROR:=http://deb.debian.org/debian}"
 
 # Bump when the build steps below change in a way that changes the result.
 TP_STEPS_VERSION=1
@@ -118,12 +119,13 @@ tp_apt() {
     -o APT::Sandbox::User=root "$@"
 }
 
+# fetch_sources TMP MIRROR
 fetch_sources() {
-  local t="$1" d="$1/apt"
+  local t="$1" d="$1/apt" mirror="$2"
   mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial"
   cat >"$d/sources.list.d/debian-src.sources" <<EOF
 Types: deb-src
-URIs: $K8S_TP_MIRROR
+URIs: $mirror
 Suites: trixie
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
@@ -132,10 +134,10 @@ EOF
   # is the index on disk; without it every `apt-get source` below would only say the package is unknown.
   tp_apt apt-get "$d" -q update 2>&1 | tee "$d/update.log"
   if ! compgen -G "$d/lists/*_dists_trixie_*Sources*" >/dev/null; then
-    log "cannot fetch the trixie source index from the mirror $K8S_TP_MIRROR (apt-get update said:" \
+    log "cannot fetch the trixie source index from the mirror $mirror (apt-get update said:" \
       "$(grep -E '^(E:|W: Failed)' "$d/update.log" | head -n 2 | tr '\n' ' ' | sed 's/ *$//'))." \
-      "Check that this machine reaches it (DNS, proxy: http_proxy/no_proxy, firewall), or set K8S_TP_MIRROR" \
-      "to a Debian mirror it reaches; its Release file must verify with /usr/share/keyrings/debian-archive-keyring.gpg"
+      "Check that this machine reaches it (DNS, proxy: http_proxy/no_proxy, firewall), or set" \
+      "K8S_AGENT_DEBIAN_MIRROR to a Debian mirror it reaches; its Release file must verify with /usr/share/keyrings/debian-archive-keyring.gpg"
     return 1
   fi
   local pkg ver
@@ -165,7 +167,7 @@ build_curl() {
 }
 
 tp_ensure() {
-  local t rc
+  local t rc mirror
   if tp_check "$TP_PREFIX"; then
     printf '%s\n' "$TP_PREFIX"
     return 0
@@ -181,13 +183,14 @@ tp_ensure() {
     return 0
   fi
   check_dev_packages || return 1
+  mirror="$(apt_mirror)" || return 1
   cache_sweep "$K8S_AGENT_CACHE" third-party
   t="$(cache_mktemp "$K8S_AGENT_CACHE" third-party)" || return 1
   mkdir -p "$t/src" "$t/prefix"
   log "building libssh2 $LIBSSH2_VERSION and curl $CURL_VERSION into $TP_PREFIX (a few minutes; log $t.log)"
   local t0=$SECONDS
   {
-    fetch_sources "$t" && build_libssh2 "$t" && build_curl "$t"
+    fetch_sources "$t" "$mirror" && build_libssh2 "$t" && build_curl "$t"
   } >"$t.log" 2>&1
   rc=$?
   if ((rc != 0)) || ! printf '%s' "$TP_RECIPE" >"$t/prefix/$TP_STAMP" || ! tp_check "$t/prefix"; then

@@ -2,6 +2,7 @@
 # shellcheck shell=bash
 # Shared steps of the one-time builds cached under /var/cache/k8s-agent (scripts/third_party.sh,
 # tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh). Sourced; the caller defines log().
+# Sources lib/apt_mirror.sh (the Debian mirror) beside it.
 #
 # Each caller keeps its own recipe, cache key, stamp and completeness check; these functions hold what makes a
 # cache safe to share (and cache_ensure_root the whole `ensure` of the two debootstrapped builds): one exclusive flock per cache name, temporary build dirs on the same file system as the
@@ -9,6 +10,9 @@
 # entry of the same recipe moved aside before the rename (rename cannot replace a non-empty directory).
 #   DIR   the cache directory (the parent of every entry)
 #   NAME  the cache's name: DIR/NAME.lock, DIR/.build-NAME.* temporaries
+
+# shellcheck source=scripts/lib/apt_mirror.sh
+source "$(dirname "${BASH_SOURCE[0]}")/apt_mirror.sh"
 
 # cache_lock DIR NAME SECONDS: waits at most SECONDS for the exclusive lock. The lock is held by an fd of the
 # calling shell, so until that shell exits.
@@ -57,16 +61,19 @@ cache_mirror_reachable() {
   curl -sSf --max-time 20 -o /dev/null "$1/dists/$2/Release" 2>/dev/null
 }
 
-# cache_ensure_root DIR NAME SECONDS FINAL MIRROR SUITE WHAT CHECK BUILD: the whole `ensure` of an entry built
+# cache_ensure_root DIR NAME SECONDS FINAL SUITE WHAT CHECK BUILD: the whole `ensure` of an entry built
 # as root with debootstrap from a Debian mirror (tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh).
 # Prints FINAL (DIR/...), building it first under the lock (waiting at most SECONDS for it) unless `CHECK
-# FINAL` says it is complete. `BUILD TMP` builds into a temporary dir with its output going to the log, and
-# writes the stamp that CHECK reads last; WHAT names the entry and how long a build takes in the messages.
-# Exit: 0 ok, 1 failure (log kept), 77 it must be built but cannot be here (no debootstrap, or the mirror is
-# unreachable, before or during the build).
+# FINAL` says it is complete. `BUILD TMP MIRROR` builds into a temporary dir with its output going to the
+# log, and writes the stamp that CHECK reads last; WHAT names the entry and how long a build takes in the
+# messages. The mirror (lib/apt_mirror.sh) is looked up only when a build is needed, and is not part of
+# the entry's key: the same suite and packages from any mirror make the same root (only the sources.list
+# debootstrap writes differs, and nothing runs apt in these roots once built).
+# Exit: 0 ok, 1 failure (log kept), 77 it must be built but cannot be here (no debootstrap, no Debian
+# mirror known, or the mirror is unreachable, before or during the build).
 cache_ensure_root() {
-  local dir="$1" name="$2" wait="$3" final="$4" mirror="$5" suite="$6" what="$7" check="$8" build="$9"
-  local t rc t0
+  local dir="$1" name="$2" wait="$3" final="$4" suite="$5" what="$6" check="$7" build="$8"
+  local t rc t0 mirror
   [[ $EUID -eq 0 ]] || {
     log "needs root"
     return 1
@@ -82,6 +89,7 @@ cache_ensure_root() {
     log "debootstrap missing (apt-get install debootstrap): cannot build ${what%% (*}"
     return 77
   }
+  mirror="$(apt_mirror)" || return 77
   if ! cache_mirror_reachable "$mirror" "$suite"; then
     log "Debian mirror $mirror unreachable (no network?): cannot build ${what%% (*}"
     return 77
@@ -89,7 +97,7 @@ cache_ensure_root() {
   t="$(cache_mktemp "$dir" "$name")" || return 1
   log "building $what in $t (log $t.log)"
   t0=$SECONDS
-  "$build" "$t" >"$t.log" 2>&1
+  "$build" "$t" "$mirror" >"$t.log" 2>&1
   rc=$?
   if ((rc != 0)) || ! "$check" "$t"; then
     tail -n 25 "$t.log" >&2

@@ -14,11 +14,12 @@
 # the finished root is renamed into place, so a killed build never leaves a half root under the final name and
 # two concurrent runs never build into the same directory. debootstrap and apt run in a private mount
 # namespace: the /proc, /sys and /dev mounts they make inside the root vanish with them, even on SIGKILL.
-# Only debootstrap and apt talk to the network, to the mirror this machine's apt uses.
+# Only debootstrap and apt talk to the network, to the mirror this machine's apt uses
+# (scripts/lib/apt_mirror.sh; K8S_AGENT_DEBIAN_MIRROR overrides it). The mirror is not part of the recipe:
+# the same packages from any mirror make the same root.
 set -uo pipefail
 
 : "${K8S_OMPI5_CACHE:=/var/cache/k8s-agent}"
-: "${K8S_OMPI5_MIRROR:=http://deb.debian.org/debian}"
 OMPI5_SUITE=trixie
 # Packages of the "pod image": Open MPI 5 runtime + mpicc (gcc, libc6-dev) + the pods' sshd.
 OMPI5_PACKAGES="openmpi-bin libopenmpi-dev gcc libc6-dev openssh-server"
@@ -44,9 +45,9 @@ ompi5_check() {
   chroot "$r" /usr/bin/mpirun --version 2>/dev/null | grep -q '^mpirun (Open MPI) 5\.'
 }
 
-# Runs in a private mount namespace (see the header): debootstrap, then apt-get inside the new root.
+# build_into TMP MIRROR. In a private mount namespace (see the header): debootstrap, then apt-get in the root.
 build_into() {
-  local t="$1"
+  local t="$1" mirror="$2"
   # shellcheck disable=SC2016 # the script expands its own positional parameters
   unshare --mount --propagation private bash -euo pipefail -c '
     t="$1" mirror="$2" suite="$3" pkgs="$4"
@@ -65,16 +66,16 @@ build_into() {
     # Files the bed bind-mounts over must exist as mount points.
     mkdir -p "$t/etc/openmpi" "$t/run/sshd"
     touch "$t/etc/hosts" "$t/etc/resolv.conf" "$t/etc/openmpi/prte-mca-params.conf"
-  ' build "$t" "$K8S_OMPI5_MIRROR" "$OMPI5_SUITE" "$OMPI5_PACKAGES"
+  ' build "$t" "$mirror" "$OMPI5_SUITE" "$OMPI5_PACKAGES"
 }
 
-# The build, then the stamp (written last: ompi5_check reads it).
+# The build (TMP MIRROR), then the stamp (written last: ompi5_check reads it).
 ompi5_build() {
-  build_into "$1" && printf '%s' "$OMPI5_RECIPE" >"$1/$OMPI5_STAMP"
+  build_into "$1" "$2" && printf '%s' "$OMPI5_RECIPE" >"$1/$OMPI5_STAMP"
 }
 
 ompi5_ensure() {
-  cache_ensure_root "$K8S_OMPI5_CACHE" trixie-ompi5 1500 "$OMPI5_ROOT" "$K8S_OMPI5_MIRROR" "$OMPI5_SUITE" \
+  cache_ensure_root "$K8S_OMPI5_CACHE" trixie-ompi5 1500 "$OMPI5_ROOT" "$OMPI5_SUITE" \
     "the trixie root ($OMPI5_PACKAGES; several minutes)" ompi5_check ompi5_build
 }
 

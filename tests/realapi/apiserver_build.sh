@@ -18,13 +18,14 @@
 # flock, renamed into place when complete; the recipe (this script's settings and build_in_root.sh) is hashed
 # into the name, so a changed recipe builds beside the old one. debootstrap, apt and the Go build run in a
 # private mount namespace (their /proc and /dev mounts vanish with them). Only debootstrap and apt reach the
-# network (the Debian mirror); the source package comes through a private apt configuration inside the root,
-# the host's apt sources are never touched. Cold: ~15 min on 2 busy cores (see tests/realapi/README.md).
+# network: the Debian mirror this machine's apt uses (scripts/lib/apt_mirror.sh; K8S_AGENT_DEBIAN_MIRROR
+# overrides it), which is not part of the recipe (the same packages from any mirror make the same build);
+# the source package comes through a private apt configuration inside the root, the host's apt sources are
+# only read, never touched. Cold: ~15 min on 2 busy cores (see tests/realapi/README.md).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${K8S_REALAPI_CACHE:=/var/cache/k8s-agent}"
-: "${K8S_REALAPI_MIRROR:=http://deb.debian.org/debian}"
 RA_SUITE=trixie
 # Go, Debian's reflect2 1.0.2 (replaces the vendored 1.0.1), etcd, kubectl, and dpkg-dev to unpack the source.
 RA_PACKAGES="golang-1.24-go golang-github-modern-go-reflect2-dev etcd-server kubernetes-client dpkg-dev xz-utils"
@@ -61,9 +62,9 @@ ra_check() {
 }
 
 # In a private mount namespace: debootstrap, packages, the source package (private apt config for the
-# bookworm deb-src line, inside the root), then build_in_root.sh in the root. $1 = temp dir.
+# bookworm deb-src line, inside the root), then build_in_root.sh in the root. $1 = temp dir, $2 = mirror.
 build_into() {
-  local t="$1"
+  local t="$1" mirror="$2"
   mkdir -p "$t/bin"
   # shellcheck disable=SC2016 # the script expands its own positional parameters
   unshare --mount --propagation private bash -euo pipefail -c '
@@ -98,19 +99,19 @@ build_into() {
     in_root apt-get clean
     umount "$r/dev" "$r/proc"
     rm -f "$r/usr/sbin/policy-rc.d"
-  ' build "$t" "$K8S_REALAPI_MIRROR" "$RA_SUITE" "$RA_PACKAGES" "$RA_SRC_SUITE" "$RA_SRC_PACKAGE" \
+  ' build "$t" "$mirror" "$RA_SUITE" "$RA_PACKAGES" "$RA_SRC_SUITE" "$RA_SRC_PACKAGE" \
     "$RA_SRC_VERSION_RE" "$HERE/build_in_root.sh"
 }
 
 # The build, its duration (tests/realapi/README.md quotes it), then the stamp (written last: ra_check reads it).
 ra_build() {
   local t0=$SECONDS
-  build_into "$1" && printf '%s\n' "$((SECONDS - t0))" >"$1/.build-seconds" &&
+  build_into "$1" "$2" && printf '%s\n' "$((SECONDS - t0))" >"$1/.build-seconds" &&
     printf '%s' "$RA_RECIPE" >"$1/$RA_STAMP"
 }
 
 ra_ensure() {
-  cache_ensure_root "$K8S_REALAPI_CACHE" kube-apiserver 2400 "$RA_DIR" "$K8S_REALAPI_MIRROR" "$RA_SUITE" \
+  cache_ensure_root "$K8S_REALAPI_CACHE" kube-apiserver 2400 "$RA_DIR" "$RA_SUITE" \
     "kube-apiserver v1.20.2 (10-35 min cold)" ra_check ra_build
 }
 

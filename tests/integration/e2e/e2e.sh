@@ -390,7 +390,8 @@ s13_openmpi5() {
   step "Debian 13 root with Open MPI 5: $(bash "$BED_SRC_DIR/ompi5_root.sh" path)"
   root="$(bash "$BED_SRC_DIR/ompi5_root.sh" ensure)"
   rc=$?
-  ((rc == 77)) && skip "no cached Debian 13 root and it cannot be built here (Debian mirror ${K8S_OMPI5_MIRROR:-http://deb.debian.org/debian} unreachable, or debootstrap missing: see the line above)"
+  ((rc == 77)) && skip "no cached Debian 13 root and it cannot be built here (no Debian mirror known or reachable:" \
+    "K8S_AGENT_DEBIAN_MIRROR; or debootstrap missing: see the line above)"
   if ((rc != 0)) || [[ ! -d "$root" ]]; then fail "building the Debian 13 root failed (exit $rc)"; fi
   # From here on the root exists: anything that goes wrong is a failure.
   bed_gc

@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// HostWaiter: resolve, follow, probe; see the diagram in host_waiter.h.
+// HostWaiter: follow, probe; see the diagram in host_waiter.h. Resolving
+// HOST to a pod is in host_waiter_resolve.cc.
 
 #include "plugin/agent/host_waiter.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 
 namespace k8s_agent {
 namespace {
-
-std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
 
 // The same scale as a trace record's t_mono_us.
 int64_t MonoMicros(TimePoint t) {
@@ -27,16 +27,6 @@ int64_t MonoMicros(TimePoint t) {
 Backoff::Params ReresolveBackoff() {
   return {std::chrono::milliseconds(500), std::chrono::seconds(5),
           std::chrono::minutes(2)};
-}
-
-// "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted".
-std::string PodSummary(const kube::Pod& pod) {
-  std::string s = kube::PhaseSummary(pod);
-  if (pod.phase == "Running") {
-    s += pod.pod_ip.empty() ? " without an IP" : " at " + pod.pod_ip;
-  }
-  if (pod.deleting) s += " (terminating)";
-  return s;
 }
 
 }  // namespace
@@ -79,179 +69,6 @@ void HostWaiter::Start(TimePoint now) {
   }
 }
 
-// ---- Resolution -----------------------------------------------------------
-
-void HostWaiter::Lookup(TimePoint now) {
-  (void)now;
-  state_ = State::kResolving;
-  RetireCall();
-  // A field-selected LIST from the watch cache (resourceVersion=0) rather
-  // than a GET: it answers with the cache's current version, from which a
-  // watch is accepted. A GET's version is the pod's own last change, which
-  // the cache (about 75 s of history, empty after a restart) has often
-  // forgotten: that watch would get 410 and cost a quorum LIST per host.
-  kube::ListOptions options;
-  options.field_selector = "metadata.name=" + pod_name_;
-  options.resource_version = "0";
-  call_ = client_->ListPods(
-      policy_.ns, options,
-      [this](StatusOr<kube::PodList> list) { OnLookupDone(std::move(list)); });
-}
-
-void HostWaiter::List(TimePoint now) {
-  (void)now;
-  state_ = State::kResolving;
-  listing_ = true;
-  kube::ListOptions options;
-  options.label_selector = policy_.label_selector;
-  options.limit = kube::kListPageSize;
-  options.continue_token = listed_.continue_token;
-  options.resource_version = "0";  // From the watch cache, as in Lookup().
-  RetireCall();
-  call_ = client_->ListPods(
-      policy_.ns, options,
-      [this](StatusOr<kube::PodList> list) { OnListDone(std::move(list)); });
-}
-
-void HostWaiter::RetryApi(const Status& why, TimePoint now) {
-  // Every lookup is a list: a 410 (expired continue token) backs off.
-  kube::ApiDecision d = api_retry_.Decide(why, now, /*after_fresh_list=*/true);
-  switch (d.action) {
-    case kube::ApiAction::kFail:
-      Fail(d.status.WithContext("looking up " + PodRef()));
-      return;
-    case kube::ApiAction::kReloadToken:
-      client_->InvalidateToken();
-      break;
-    case kube::ApiAction::kRelist:
-      listed_ = kube::PodList();  // A page's continue token expired.
-      break;
-    case kube::ApiAction::kRetry:
-      break;
-  }
-  if (d.delay <= Duration::zero()) {
-    // The call that failed is retired first, so this is safe from its
-    // callback.
-    if (listing_) {
-      List(now);
-    } else {
-      Lookup(now);
-    }
-    return;
-  }
-  LogInfo(host_.original + ": " + d.status.message() + "; retrying in " +
-          FormatDuration(d.delay));
-  api_health_.Failed(why, now);
-  api_retry_at_ = now + d.delay;
-}
-
-void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
-  TimePoint now = clock_->Now();
-  if (!list.ok()) {
-    RetryApi(list.status(), now);
-    return;
-  }
-  api_retry_.OnSuccess();
-  api_health_.Answered();
-  for (kube::Pod& pod : list->items) {
-    if (pod.name != pod_name_) continue;
-    tracer_->Record(host_.original, pod_name_, "resolved", "by name");
-    std::string rv = list->resource_version.empty() ? pod.resource_version
-                                                    : list->resource_version;
-    BeginWaiting(std::move(pod), rv, now);
-    return;
-  }
-  // Not created yet, or HOST is a hostname rather than a pod name
-  // (Indexed Jobs, JobSet): one LIST answers both and yields the
-  // resourceVersion to watch from.
-  listed_ = kube::PodList();
-  List(now);
-}
-
-void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
-  TimePoint now = clock_->Now();
-  if (!list.ok()) {
-    RetryApi(list.status(), now);
-    return;
-  }
-  api_retry_.OnSuccess();
-  api_health_.Answered();
-  for (kube::Pod& p : list->items) listed_.items.push_back(std::move(p));
-  listed_.resource_version = list->resource_version;
-  listed_.continue_token = list->continue_token;
-  if (!listed_.continue_token.empty()) {
-    List(now);
-    return;
-  }
-  listing_ = false;
-  std::string list_rv = listed_.resource_version;
-
-  std::vector<const kube::Pod*> matches;
-  for (const kube::Pod& p : listed_.items) {
-    if (!gone_uid_.empty() && p.uid == gone_uid_) continue;  // A stale list.
-    if (host_.kind == HostName::Kind::kIp) {
-      if (p.pod_ip == host_.ip || std::find(p.pod_ips.begin(), p.pod_ips.end(),
-                                            host_.ip) != p.pod_ips.end()) {
-        matches.push_back(&p);
-      }
-    } else if (p.hostname == host_.pod_name &&
-               (host_.subdomain.empty() || p.subdomain == host_.subdomain)) {
-      matches.push_back(&p);
-    }
-  }
-  if (matches.size() > 1) {
-    // A terminating pod and its replacement share the hostname for a
-    // while: the one not being deleted is meant.
-    matches.erase(
-        std::remove_if(matches.begin(), matches.end(),
-                       [](const kube::Pod* p) { return p->deleting; }),
-        matches.end());
-  }
-  if (matches.size() > 1) {
-    std::vector<std::string> names;
-    for (const kube::Pod* p : matches) names.push_back(p->name);
-    Fail(FailedPreconditionError(
-        "host " + Quote(host_.original) + " matches " +
-        std::to_string(matches.size()) + " pods in namespace " + policy_.ns +
-        ": " + Join(names, ", ") +
-        " (use the pod name, or narrow with --selector)"));
-    return;
-  }
-  if (matches.size() == 1) {
-    pod_name_ = matches[0]->name;
-    by_hostname_ = host_.kind != HostName::Kind::kIp;
-    reresolving_ = false;
-    tracer_->Record(
-        host_.original, pod_name_, "resolved",
-        host_.kind == HostName::Kind::kIp ? "by pod IP" : "by spec.hostname");
-    kube::Pod pod = *matches[0];
-    std::string rv = listed_.resource_version;
-    listed_ = kube::PodList();
-    BeginWaiting(std::move(pod), rv, now);
-    return;
-  }
-  if (host_.kind == HostName::Kind::kIp) {
-    Fail(FailedPreconditionError(
-        "no pod in namespace " + policy_.ns + " has IP " + host_.ip +
-        (policy_.label_selector.empty()
-             ? ""
-             : " and labels " + policy_.label_selector) +
-        " (use pod names in the hostfile, or check --namespace)"));
-    return;
-  }
-  listed_ = kube::PodList();
-  if (reresolving_) {
-    // The controller has not created the replacement yet, and a watch by
-    // the old name would never see it: look again after a backoff, within
-    // replacement_grace (OnTimer fails the host when that passes).
-    listing_ = true;
-    api_retry_at_ = now + reresolve_backoff_.Next(now);
-    return;
-  }
-  // Not there yet: wait for a pod of that name from the list's version.
-  BeginWaiting(std::nullopt, list_rv, now);
-}
-
 // ---- Following the pod ------------------------------------------------------
 
 void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
@@ -288,42 +105,7 @@ bool HostWaiter::Usable(const kube::Pod& pod) const {
 }
 
 Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
-  std::string where = PodRef() + " is " + pod.phase;
-  if (pod.phase == "Failed" || pod.phase == "Succeeded") {
-    std::string detail;
-    if (!pod.reason.empty()) detail += ": " + pod.reason;
-    if (!pod.message.empty()) detail += ": " + pod.message;
-    for (const kube::ContainerStatus& c : pod.containers) {
-      if (!c.terminated_reason.empty()) {
-        detail += "; container " + c.name + " " + c.terminated_reason +
-                  " (exit code " + std::to_string(c.terminated_exit_code) + ")";
-      }
-    }
-    return FailedPreconditionError(
-        where + detail +
-        " (it will never run the command; see kubectl describe pod -n " +
-        policy_.ns + " " + pod.name + ")");
-  }
-  for (const kube::ContainerStatus& c : pod.containers) {
-    if (c.waiting_reason.empty()) continue;
-    if (std::find(policy_.fatal_reasons.begin(), policy_.fatal_reasons.end(),
-                  c.waiting_reason) == policy_.fatal_reasons.end()) {
-      continue;
-    }
-    std::string remedy =
-        "see kubectl describe pod -n " + policy_.ns + " " + pod.name;
-    if (c.waiting_reason == "ImagePullBackOff" ||
-        c.waiting_reason == "ErrImagePull" ||
-        c.waiting_reason == "InvalidImageName") {
-      remedy = "check the image name and pull secrets; " + remedy;
-    }
-    return FailedPreconditionError(
-        where + ": " + (c.init ? "init container " : "container ") + c.name +
-        " is waiting: " + c.waiting_reason +
-        (c.waiting_message.empty() ? "" : ": " + c.waiting_message) + " (" +
-        remedy + ", or change --fail-on-reasons)");
-  }
-  return OkStatus();
+  return FatalPodState(pod, PodRef(), policy_.ns, policy_.fatal_reasons);
 }
 
 void HostWaiter::Evaluate(TimePoint now) {
@@ -342,19 +124,11 @@ void HostWaiter::Evaluate(TimePoint now) {
         Fail(BarePodGone("was deleted"));
         return;
       }
-      if (deleted_at_ == TimePoint::max()) deleted_at_ = now;
+      if (gone_at_ == TimePoint::max()) gone_at_ = now;
       if (by_hostname_) {
         // A Job's replacement gets a new name and the same spec.hostname:
         // resolve HOST again rather than wait for the old name.
-        gone_uid_ = last_uid_;
-        reresolving_ = true;
-        direct_pod_.reset();
-        RetireWatcher();
-        NoteState("deleted, looking for " + last_controller_ +
-                      "'s replacement with hostname " + host_.pod_name,
-                  now);
-        listed_ = kube::PodList();
-        List(now);
+        Reresolve(now);
         return;
       }
       NoteState("deleted, waiting for " + last_controller_ + " to replace it",
@@ -365,7 +139,8 @@ void HostWaiter::Evaluate(TimePoint now) {
     }
     return;
   }
-  deleted_at_ = TimePoint::max();
+  gone_at_ = TimePoint::max();
+  ended_how_.clear();
   missing_since_ = TimePoint::max();
   pod_status_trace_.Observe(*pod, host_.original, pod_name_, tracer_);
   last_controller_ = pod->controller;
@@ -378,6 +153,18 @@ void HostWaiter::Evaluate(TimePoint now) {
   }
 
   Status fatal = CheckFatal(*pod);
+  if (!fatal.ok() && by_hostname_ && IsTerminal(*pod) &&
+      !pod->controller.empty()) {
+    // An Indexed Job keeps the Failed pod and retries the index in a new
+    // one: as after a deletion, look for it. (A pod found by its own name
+    // still fails fast: a new pod of that name comes only from a
+    // StatefulSet, which deletes the old one first; the deletion path above
+    // waits for that when the deletion is seen before the phase.)
+    ended_how_ = pod->phase + TerminalDetail(*pod);
+    gone_at_ = now;
+    Reresolve(now);
+    return;
+  }
   if (!fatal.ok()) {
     Fail(fatal);
     return;
@@ -514,8 +301,8 @@ TimePoint HostWaiter::NextWake() const {
   if (missing_since_ != TimePoint::max() && !said_missing_) {
     t = std::min(t, missing_since_ + policy_.not_found_grace);
   }
-  if (deleted_at_ != TimePoint::max()) {
-    t = std::min(t, deleted_at_ + policy_.replacement_grace);
+  if (gone_at_ != TimePoint::max()) {
+    t = std::min(t, gone_at_ + policy_.replacement_grace);
   }
   return t;
 }
@@ -563,13 +350,9 @@ void HostWaiter::OnTimer(TimePoint now) {
     CheckAttempt(now);
     if (done()) return;
   }
-  if (deleted_at_ != TimePoint::max() &&
-      now - deleted_at_ >= policy_.replacement_grace) {
-    Fail(FailedPreconditionError(
-        PodRef() + " was deleted and not replaced within " +
-        FormatDuration(policy_.replacement_grace) + " (is its controller " +
-        last_controller_ + " gone? check kubectl get pods -n " + policy_.ns +
-        ")"));
+  if (gone_at_ != TimePoint::max() &&
+      now - gone_at_ >= policy_.replacement_grace) {
+    Fail(NotReplaced());
     return;
   }
   if (missing_since_ != TimePoint::max() && !said_missing_ &&

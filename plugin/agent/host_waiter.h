@@ -73,6 +73,12 @@ struct WaitPolicy {
 ///   key mismatch, auth rejected, or the overall timeout (the message names
 ///   the last state seen).
 ///
+///   Several pods with HOST's hostname or IP: live ones win (PickTarget).
+///   A controlled pod found by spec.hostname that turns Failed/Succeeded,
+///   or only such ended pods matching, is handled as a deletion: HOST is
+///   looked up again within replacement_grace (an Indexed Job keeps the
+///   Failed attempt and retries the index in a new pod).
+///
 /// Readiness is a level check on the latest snapshot, never an edge: a
 /// pod that stops being usable aborts the probe in flight, and a pod
 /// replaced under the same name (new UID or IP) restarts it.
@@ -117,6 +123,13 @@ class HostWaiter : public Pollable {
   void List(TimePoint now);
   void OnLookupDone(StatusOr<kube::PodList> list);
   void OnListDone(StatusOr<kube::PodList> list);
+  // "no live pod in namespace ns has IP X: pod a is Succeeded, ...".
+  Status NoLivePodHasIp(const std::vector<const kube::Pod*>& ended) const;
+  // HOST's pod went (deleted, or ended as ended_how_ says): look HOST up
+  // again for its controller's replacement, skipping the old pod's uid.
+  void Reresolve(TimePoint now);
+  // replacement_grace passed without a replacement.
+  Status NotReplaced() const;
   void RetryApi(const Status& why, TimePoint now);
   void BeginWaiting(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
@@ -174,11 +187,16 @@ class HostWaiter : public Pollable {
   TimePoint missing_since_ = TimePoint::max();
   bool said_missing_ = false;
   bool said_unschedulable_ = false;
-  TimePoint deleted_at_ = TimePoint::max();
+  // When the followed pod went (deleted, or ended in a terminal phase; set
+  // while its controller may still replace it): replacement_grace runs
+  // from here.
+  TimePoint gone_at_ = TimePoint::max();
+  std::string ended_how_;  // "Failed: Error; container ...", "" if deleted.
   std::string last_controller_;  // Of the latest snapshot seen.
   std::string last_uid_;
-  // HOST named a spec.hostname: after a deletion, resolve it again (a
-  // Job's replacement pod has a new name), skipping the deleted uid.
+  // HOST named a spec.hostname: after a deletion or a terminal phase,
+  // resolve it again (a Job's replacement pod has a new name), skipping the
+  // old uid.
   bool by_hostname_ = false;
   bool reresolving_ = false;
   std::string gone_uid_;

@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/quantity.h"
@@ -47,6 +48,13 @@ int CompareNumbers(std::string_view a, std::string_view b) {
   b = strip(b);
   if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
   return a.compare(b) < 0 ? -1 : (a.compare(b) > 0 ? 1 : 0);
+}
+
+// "w-1: Pending", one per pod.
+std::vector<std::string> Lines(const std::map<std::string, std::string>& why) {
+  std::vector<std::string> lines;
+  for (const auto& [name, reason] : why) lines.push_back(name + ": " + reason);
+  return lines;
 }
 
 std::string JoinLimited(const std::vector<std::string>& items) {
@@ -231,6 +239,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
   }
   if (!watcher_->synced()) return;
   not_ready_.clear();
+  passed_over_.clear();
   no_resource_.clear();
   ssh_failed_.clear();
   std::vector<HostEntry> ready;
@@ -238,9 +247,16 @@ void HostfileCollector::Evaluate(TimePoint now) {
   for (const auto& [name, pod] : watcher_->pods()) {
     int64_t slots = 0;
     std::string why = WhyNot(pod, &slots);
+    if (!IsLive(pod)) {
+      // An Indexed Job's Failed attempt, a finished or terminating pod: it
+      // will never qualify, so it neither counts as existing nor as waited
+      // for.
+      passed_over_[name] = why;
+      continue;
+    }
     if (!why.empty()) {
       not_ready_[name] = why;
-      if (pod.phase == "Running" && !pod.pod_ip.empty() && !pod.deleting) {
+      if (pod.phase == "Running" && !pod.pod_ip.empty()) {
         no_resource_.insert(name);  // Only the slots disqualify it.
       }
       continue;
@@ -289,16 +305,13 @@ void HostfileCollector::Evaluate(TimePoint now) {
       LogInfo("not listing pod " + name + ": " + why);
     }
   }
+  for (const auto& [name, why] : passed_over_) {
+    LogInfo("passing over pod " + name + ": " + why);
+  }
   LogInfo("listed " + std::to_string(entries_.size()) + " " + Scope() +
           " after " + FormatDuration(now - started_));
   done_ = true;
   Stop();
-}
-
-std::vector<std::string> HostfileCollector::NotReadyLines() const {
-  std::vector<std::string> lines;
-  for (const auto& [name, why] : not_ready_) lines.push_back(name + ": " + why);
-  return lines;
 }
 
 std::string HostfileCollector::Situation() const {
@@ -309,11 +322,19 @@ std::string HostfileCollector::Situation() const {
   std::string s = std::to_string(ready_count_) + " of " +
                   std::to_string(options_.wait_for_count) + " qualify";
   if (!waiting()) s = std::to_string(ready_count_) + " qualify";
-  int matching = static_cast<int>(watcher_->pods().size());
-  if (waiting() && matching < options_.wait_for_count) {
-    s += ", only " + std::to_string(matching) + " pod(s) exist";
+  int live = static_cast<int>(
+      std::count_if(watcher_->pods().begin(), watcher_->pods().end(),
+                    [](const auto& kv) { return IsLive(kv.second); }));
+  if (waiting() && live < options_.wait_for_count) {
+    s += ", only " + std::to_string(live) + " pod(s) exist";
   }
-  if (!not_ready_.empty()) s += "; not ready: " + JoinLimited(NotReadyLines());
+  if (!not_ready_.empty()) {
+    s += "; not ready: " + JoinLimited(Lines(not_ready_));
+  }
+  if (!passed_over_.empty()) {
+    s += "; passed over (ended or terminating): " +
+         JoinLimited(Lines(passed_over_));
+  }
   return s;
 }
 

@@ -116,8 +116,8 @@ class HostfileCollector : public Pollable {
   // Never re-enters Evaluate.
   bool Settle(Probe* probe, TimePoint now);
   std::string ProbeSummary(const Probe& probe) const;
-  std::vector<std::string> NotReadyLines() const;
-  // "2 of 3 qualify, only 2 pod(s) exist; not ready: w-1: Pending".
+  // "2 of 3 qualify, only 2 pod(s) exist; not ready: w-1: Pending; passed
+  // over (ended or terminating): w-2-x: Failed".
   std::string Situation() const;
   std::string Scope() const;
   void Fail(const Status& why);
@@ -139,6 +139,8 @@ class HostfileCollector : public Pollable {
   // From the last evaluation: why each matching pod does not qualify, and
   // which of them only lack the --slots-from-resource resource.
   std::map<std::string, std::string> not_ready_;
+  // Ended (Failed/Succeeded) or terminating pods: never going to qualify.
+  std::map<std::string, std::string> passed_over_;
   std::set<std::string> no_resource_;
   std::set<std::string> ssh_failed_;  // Running, but the probe failed.
   int ready_count_ = 0;

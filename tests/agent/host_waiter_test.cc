@@ -14,6 +14,7 @@
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/fake_pods.h"
 #include "tests/fakes/fake_ssh_connector.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent {
@@ -463,6 +464,205 @@ TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
                                    "was deleted and not replaced within 30.0s "
                                    "(is its controller Job/j gone?"));
   EXPECT_LE(http_.size(), 15u) << "polls with backoff, not in a loop";
+}
+
+// ---- A retried index: terminal pods next to live ones (issue 25) ---------
+
+// An Indexed Job's pods for index 0: the Failed first attempt and its
+// replacement share spec.hostname job-0.
+const PodSpec kFailedAttempt{.name = "job-0-aaaaa",
+                             .phase = "Failed",
+                             .uid = "uid-a",
+                             .hostname = "job-0",
+                             .controller = "Job/job",
+                             .terminated = "Error",
+                             .created = "2026-12-01T10:00:00Z"};
+PodSpec Retry(const std::string& phase, const std::string& ip = "") {
+  return {.name = "job-0-bbbbb",
+          .phase = phase,
+          .ip = ip,
+          .uid = "uid-b",
+          .hostname = "job-0",
+          .controller = "Job/job",
+          .created = "2026-12-01T10:00:05Z"};
+}
+
+TEST_F(HostWaiterTest, FailedAttemptNextToARunningRetryUsesTheRetry) {
+  // Given HOST job-0 matching a Failed pod and a Running one by hostname,
+  // expect the Running pod used (not "matches 2 pods"), and -v naming the
+  // Failed pod that was passed over.
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    Make("job-0");
+    http_.Respond(0, 200, List({}, "4"));
+    http_.Respond(1, 200,
+                  List({kFailedAttempt, Retry("Running", "10.0.0.4")}, "5"));
+  });
+  ASSERT_EQ(waiter_->state(), State::kReady);
+  EXPECT_EQ(waiter_->pod_name(), "job-0-bbbbb");
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.4");
+  EXPECT_THAT(log, HasSubstr("passing over pod job-0-aaaaa: Failed"));
+}
+
+TEST_F(HostWaiterTest, FailedAttemptNextToAPendingRetryWaitsForTheRetry) {
+  // Given a Failed pod and a Pending one sharing the hostname, expect a
+  // watch of the Pending pod, and SSH once it runs.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "4"));
+  http_.Respond(1, 200, List({kFailedAttempt, Retry("Pending")}, "5"));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  EXPECT_EQ(w.pod_name(), "job-0-bbbbb");
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("metadata.name%3Djob-0-bbbbb"));
+  EXPECT_THAT(Path(2), HasSubstr("watch=true"));
+  http_.Headers(2, 200);
+  PodSpec running = Retry("Running", "10.0.0.4");
+  running.rv = "6";
+  http_.Data(2, Event("MODIFIED", running));
+  ASSERT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.4");
+}
+
+TEST_F(HostWaiterTest, OnlyAFailedJobPodWaitsForTheReplacement) {
+  // Given only the Failed attempt (a Job owns it), expect no failure but
+  // HOST looked up again after a backoff, then the replacement used.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "4"));
+  http_.Respond(1, 200, List({kFailedAttempt}, "5"));
+  EXPECT_EQ(w.state(), State::kResolving);
+  EXPECT_EQ(http_.size(), 2u) << "no watch of the Failed pod";
+  EXPECT_TRUE(ssh_.attempts.empty());
+  Advance(w.NextWake() - clock_.Now());
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), Not(HasSubstr("fieldSelector")));
+  http_.Respond(2, 200,
+                List({kFailedAttempt, Retry("Running", "10.0.0.4")}, "7"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-bbbbb");
+}
+
+TEST_F(HostWaiterTest,
+       OnlyAFailedJobPodNotReplacedFailsAfterGraceWithItsReason) {
+  // Given only the Failed attempt, and no replacement in any later list,
+  // expect a failure after replacement_grace (not before) naming the
+  // Failed pod, why it failed, and the wait.
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(30);
+  HostWaiter& w = Make("job-0", policy);
+  http_.Respond(0, 200, List({}, "4"));
+  TimePoint t0 = clock_.Now();
+  for (int i = 0; i < 100 && !w.done(); ++i) {
+    if (http_.active(http_.last_index())) {
+      http_.Respond(http_.last_index(), 200, List({kFailedAttempt}, "5"));
+    }
+    if (!w.done()) Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_EQ(clock_.Now() - t0, seconds(30));
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "pod default/job-0-aaaaa is Failed; container main "
+                       "Error (exit code 1); no replacement with hostname "
+                       "job-0 appeared within 30.0s"));
+  EXPECT_THAT(w.status().message(), HasSubstr("Job/job"));
+  EXPECT_LE(http_.size(), 15u) << "polls with backoff, not in a loop";
+}
+
+TEST_F(HostWaiterTest, BareTerminalPodsFailAtOnceNamingTheNewest) {
+  // Given two Failed bare pods sharing the hostname (nothing replaces a
+  // bare pod), expect an immediate failure naming the newer one.
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "4"));
+  PodSpec older = kFailedAttempt;
+  older.controller = "";
+  PodSpec newer = Retry("Failed");
+  newer.controller = "";
+  newer.reason = "Evicted";
+  http_.Respond(1, 200, List({older, newer}, "5"));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "pod default/job-0-bbbbb is Failed: "
+                                   "Evicted"));
+  EXPECT_EQ(http_.size(), 2u);
+}
+
+TEST_F(HostWaiterTest, FollowedJobPodThatFailsIsReplaced) {
+  // Given HOST resolved by hostname to a Job's Pending pod, when that pod
+  // turns Failed, expect HOST resolved again (as after a deletion) rather
+  // than a failure, and the replacement used.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  PodSpec first = kFailedAttempt;
+  first.phase = "Pending";
+  first.terminated = "";
+  first.rv = "4";
+  http_.Respond(0, 200, List({}, "4"));
+  http_.Respond(1, 200, List({first}, "5"));
+  ASSERT_EQ(http_.size(), 3u);
+  http_.Headers(2, 200);
+  PodSpec failed = kFailedAttempt;
+  failed.rv = "6";
+  http_.Data(2, Event("MODIFIED", failed));
+  EXPECT_EQ(w.state(), State::kResolving);
+  ASSERT_EQ(http_.size(), 4u);
+  EXPECT_THAT(Path(3), Not(HasSubstr("fieldSelector")));
+  http_.Respond(3, 200,
+                List({kFailedAttempt, Retry("Running", "10.0.0.4")}, "7"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-bbbbb");
+}
+
+TEST_F(HostWaiterTest, TwoLivePodsAreStillAmbiguousBesideAFailedOne) {
+  // Given two Running pods and a Failed one sharing the hostname, expect
+  // the ambiguity error counting and naming only the live two.
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "4"));
+  PodSpec other = Retry("Running", "10.0.0.5");
+  other.name = "job-0-ccccc";
+  other.uid = "uid-c";
+  http_.Respond(
+      1, 200, List({kFailedAttempt, Retry("Running", "10.0.0.4"), other}, "5"));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "matches 2 pods in namespace default: job-0-bbbbb, "
+                       "job-0-ccccc"));
+}
+
+TEST_F(HostWaiterTest, IpKeptBySucceededPodNextToRunningOneUsesTheRunning) {
+  // Given an IP a Succeeded pod still reports and a Running pod now has,
+  // expect the Running pod used, as ssh IP would reach it.
+  ssh_.Succeed();
+  HostWaiter& w = Make("10.0.0.3");
+  http_.Respond(0, 200,
+                List({{.name = "done",
+                       .phase = "Succeeded",
+                       .ip = "10.0.0.3",
+                       .terminated = "Completed"},
+                      {.name = "w-1", .phase = "Running", .ip = "10.0.0.3"}},
+                     "5"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "w-1");
+}
+
+TEST_F(HostWaiterTest, IpOnlyTerminalPodsHaveFailsNamingThem) {
+  // Given an IP only an Evicted pod reports, expect "no live pod has IP"
+  // naming that pod and its phase, at once.
+  HostWaiter& w = Make("10.0.0.3");
+  http_.Respond(0, 200,
+                List({{.name = "gone",
+                       .phase = "Failed",
+                       .ip = "10.0.0.3",
+                       .reason = "Evicted"}},
+                     "5"));
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "no live pod in namespace default has IP 10.0.0.3: "
+                       "pod gone is Failed: Evicted"));
 }
 
 TEST_F(HostWaiterTest, SlowFirstProbeStartsTheWatchFromTheLookupsVersion) {

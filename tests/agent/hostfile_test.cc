@@ -241,6 +241,29 @@ TEST_F(HostfileCollectorTest, TimeoutNamesCountAndWhyPodsAreNotReady) {
   EXPECT_TRUE(http_.cancelled(1));
 }
 
+TEST_F(HostfileCollectorTest, TerminalPodsDoNotCountAsExisting) {
+  // Given 3 wanted, 2 Running and an Indexed Job's Failed attempt, expect
+  // the timeout to say only 2 pods exist and that the Failed one was passed
+  // over, not that it is "not ready" (it will never be).
+  HostfileCollector& c = Make({.wait_for_count = 3, .timeout = seconds(30)});
+  http_.Respond(0, 200,
+                List({{.name = "w-0"},
+                      {.name = "w-1"},
+                      {.name = "w-2-aaaaa",
+                       .phase = "Failed",
+                       .ip = "",
+                       .terminated = "Error"}},
+                     "50"));
+  http_.Headers(1, 200);
+  Advance(seconds(30));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(),
+              StatusIs(Code::kDeadlineExceeded,
+                       "2 of 3 qualify, only 2 pod(s) exist; passed over "
+                       "(ended or terminating): w-2-aaaaa: Failed (raise "
+                       "--timeout"));
+}
+
 TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
   ssh_.Succeed();
   ssh_.Refuse(1);

@@ -35,6 +35,10 @@ struct FakePod {
   bool deleting = false;
   std::string gpus;  // resources.limits["nvidia.com/gpu"] when set.
   std::map<std::string, std::string> labels;
+  std::string reason;      // status.reason, e.g. "Evicted".
+  std::string terminated;  // state.terminated reason; exit code 1, or 0
+                           // for "Completed".
+  std::string created;     // metadata.creationTimestamp.
 };
 
 inline nlohmann::json PodJson(const FakePod& p, const FakePod& defaults = {}) {
@@ -62,6 +66,8 @@ inline nlohmann::json PodJson(const FakePod& p, const FakePod& defaults = {}) {
   const auto& labels = p.labels.empty() ? defaults.labels : p.labels;
   if (!labels.empty()) pod["metadata"]["labels"] = labels;
   if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
+  if (!p.created.empty()) pod["metadata"]["creationTimestamp"] = p.created;
+  if (!p.reason.empty()) pod["status"]["reason"] = p.reason;
   if (!controller.empty()) {
     size_t slash = controller.find('/');
     pod["metadata"]["ownerReferences"] = {
@@ -86,6 +92,11 @@ inline nlohmann::json PodJson(const FakePod& p, const FakePod& defaults = {}) {
                        {"imageID", "x"}};
   if (!p.waiting.empty()) {
     cs["state"] = {{"waiting", {{"reason", p.waiting}, {"message", "boom"}}}};
+  }
+  if (!p.terminated.empty()) {
+    cs["state"] = {{"terminated",
+                    {{"reason", p.terminated},
+                     {"exitCode", p.terminated == "Completed" ? 0 : 1}}}};
   }
   pod["status"]["containerStatuses"] = {cs};
   pod["status"]["conditions"] = {

@@ -971,6 +971,39 @@ job-pod-recreated)
   grep -q '"resolved".*job-0-q9z4m' "$T/trace.jsonl" || fail "trace does not show the new pod resolved"
   ok "followed job-0 from job-0-x7k2p to job-0-q9z4m"
   ;;
+job-pod-failed-retried)
+  # An Indexed Job keeps the Failed pod of an attempt next to its
+  # replacement, both with spec.hostname job-0: the live one is the target
+  # (not "matches 2 pods"), and -v names the one passed over.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  run_agent -v --timeout 20s job-0.job.default.svc.cluster.local echo retried
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = retried ] || fail "stdout: $(cat "$T/out")"
+  grep -q 'passing over pod job-0-x7k2p: Failed' "$T/err" || fail "-v does not name the Failed pod: $(cat "$T/err")"
+  ok "ran on job-0-q9z4m, passed over the Failed job-0-x7k2p"
+  ;;
+job-pod-failed-replaced-later)
+  # Only the Failed attempt has the hostname: the Job may still retry the
+  # index, so the agent keeps looking (lists again) and uses the new pod.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo retried
+  # The name lookup, the hostname list, then one more: it kept looking
+  # (or it gave up, which ends the wait at once).
+  looked_again() { ! kill -0 "$AGENT_PID" 2>/dev/null || [ "$(count_of LIST)" -ge 3 ]; }
+  wait_for 20 looked_again || fail "the agent did not look again"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on the Failed Job pod"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = retried ] || fail "stdout: $(cat "$T/out")"
+  ok "waited for job-0's retry after $(count_of LIST) lists"
+  ;;
 hostfile-relabel)
   # A selector watch: a pod that starts matching arrives as ADDED (from a
   # MODIFIED that changed its labels), one that stops matching as DELETED.

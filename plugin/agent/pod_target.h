@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+// Which pod a HOST means when several answer to it, and what a pod's state
+// says about running a command there: one rule for the waiter and the
+// hostfile.
+
+#ifndef K8S_AGENT_PLUGIN_AGENT_POD_TARGET_H_
+#define K8S_AGENT_PLUGIN_AGENT_POD_TARGET_H_
+
+#include <string>
+#include <vector>
+
+#include "plugin/agent/host_name.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/pod.h"
+
+namespace k8s_agent {
+
+/// Failed or Succeeded: the phase is final (restartPolicy no longer
+/// applies), so the pod will never run a command again.
+bool IsTerminal(const kube::Pod& pod);
+
+/// Could still run a command: neither terminal nor being deleted.
+bool IsLive(const kube::Pod& pod);
+
+/// ": Evicted: low on memory; container main Error (exit code 1)": why a
+/// terminal pod ended, to follow "is Failed".
+std::string TerminalDetail(const kube::Pod& pod);
+
+/// "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted",
+/// with " (terminating)" for a pod being deleted.
+std::string PodSummary(const kube::Pod& pod);
+
+/// Among the pods answering to HOST (by spec.hostname, and spec.subdomain
+/// when HOST names one; or by IP), live pods win: an Indexed Job (JobSet,
+/// Kubeflow Trainer) keeps each attempt's Failed pod next to its
+/// replacement under the same hostname, and an Evicted or Succeeded pod
+/// keeps reporting an IP the node has since given to a Running pod.
+struct TargetPick {
+  /// Live matches in list order: one is the target, more are ambiguous.
+  std::vector<const kube::Pod*> live;
+  /// Terminal or deleting matches, newest (creationTimestamp) first: passed
+  /// over while a live pod matches; otherwise the newest says whether a
+  /// replacement may still come (its controller).
+  std::vector<const kube::Pod*> passed_over;
+};
+
+/// Matches `pods` against `host`, leaving out `skip_uid` (a pod known to be
+/// gone that a lagging watch cache still lists). The pointers are into
+/// `pods`.
+TargetPick PickTarget(const HostName& host, const std::vector<kube::Pod>& pods,
+                      const std::string& skip_uid);
+
+/// Why `pod` will never run the command (terminal, or a container waiting
+/// for a reason in `fatal_reasons`), or ok. `ref` names the pod ("pod
+/// ns/name") and `ns` is where kubectl should look.
+Status FatalPodState(const kube::Pod& pod, const std::string& ref,
+                     const std::string& ns,
+                     const std::vector<std::string>& fatal_reasons);
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_AGENT_POD_TARGET_H_

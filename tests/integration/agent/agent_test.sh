@@ -363,6 +363,23 @@ wait-only-failed)
   grep -q '^k8s-agent: w-0: .*did not become ready' "$T/err" && fail "summary under w-0: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+failed-message-escaped)
+  # A pod's status.message is the API's text, not ours: a newline in it must
+  # not forge another host's line, nor an ESC or a C1 CSI (U+009B) reach the
+  # terminal. Each is shown as \xNN; the trace stays one JSON object a line.
+  pod w-0 '{"phase":"Failed","reason":"Evicted","message":"gone\nk8s-agent: w-1: forged\u001b[31mred\u009b2J"}'
+  run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$(grep -c '^k8s-agent: ' "$T/err")" -eq 1 ] || fail "not one line: $(cat -A "$T/err")"
+  grep -q '^k8s-agent: w-1' "$T/err" && fail "forged a line for w-1: $(cat -A "$T/err")"
+  LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]\|\xc2\x9b' "$T/err" && fail "control character on stderr: $(cat -A "$T/err")"
+  grep -qF 'is Failed: Evicted: gone\x0ak8s-agent: w-1: forged\x1b[31mred\xc2\x9b2J' "$T/err" || fail "message: $(cat -A "$T/err")"
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    json.loads(line)' "$T/trace.jsonl" || fail "trace: $(cat -A "$T/trace.jsonl")"
+  LC_ALL=C grep -q $'\x1b' "$T/trace.jsonl" && fail "raw ESC in the trace: $(cat -A "$T/trace.jsonl")"
+  ok "$(cat "$T/err")"
+  ;;
 hostfile)
   W='"labels":{"role":"worker"}'
   pod w-10 "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$W}"

@@ -19,6 +19,7 @@
 #include "launcher/report_main.h"
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
+#include "plugin/base/core_dumps.h"
 #include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/std_fds.h"
@@ -189,6 +190,12 @@ int main(int argc, char** argv) {
   k8s_agent::Status fds = k8s_agent::EnsureStdFdsOpen();
   if (!fds.ok()) {
     k8s_agent::LogError(fds.message());
+    return 255;
+  }
+  // Before the key or the token is read: a core file would hold both.
+  k8s_agent::Status no_core = k8s_agent::DisableCoreDumps();
+  if (!no_core.ok()) {
+    k8s_agent::LogError(no_core.message());
     return 255;
   }
   try {

@@ -25,6 +25,8 @@ const char* SignalName(int signo) {
       return "TERM";
     case SIGHUP:
       return "HUP";
+    case SIGQUIT:
+      return "QUIT";
     default:
       return "TERM";
   }

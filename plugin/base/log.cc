@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include "plugin/base/strings.h"
+
 namespace k8s_agent {
 namespace {
 
@@ -22,8 +24,13 @@ void SetLogFd(int fd) { g_fd = fd; }
 
 void Log(LogLevel level, const std::string& message) {
   if (!LogEnabled(level)) return;
+  // Messages quote pods' status.message, server banners and names: escape
+  // here, once for every caller, so that no text can end the line early
+  // (forging "k8s-agent: w-1: ..." for another host) or reach the terminal
+  // as a control sequence. Not cut: the message is ours, only its bytes
+  // may not be.
   std::string line = "k8s-agent: ";
-  line += message;
+  line += Printable(message, kNoPrintableLimit);
   line += '\n';
   const char* p = line.data();
   size_t left = line.size();

@@ -20,7 +20,9 @@ bool LogEnabled(LogLevel level);
 void SetLogFd(int fd);
 
 /// Writes "k8s-agent: <message>\n" in one write(2), so lines from the many
-/// agents mpirun starts at once never interleave mid-line.
+/// agents mpirun starts at once never interleave mid-line. `message` is
+/// one line: control characters in it (a newline too) and bytes that are
+/// not UTF-8 are written as \xNN (Printable()).
 void Log(LogLevel level, const std::string& message);
 
 inline void LogError(const std::string& m) { Log(LogLevel::kError, m); }

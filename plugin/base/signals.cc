@@ -18,6 +18,9 @@ sigset_t TerminationSignals() {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGHUP);
+  // Its default action dumps core (the key, the token): handled like the
+  // others instead, and forwarded, as ssh forwards it.
+  sigaddset(&set, SIGQUIT);
   return set;
 }
 

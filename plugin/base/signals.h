@@ -11,10 +11,11 @@
 
 namespace k8s_agent {
 
-/// Blocks SIGINT, SIGTERM and SIGHUP and reads them from a signalfd, so a
-/// signal is just another fd event: it cannot interrupt a half-done write
-/// or race the poll (ninja's ppoll mask, done the Linux way). Also ignores
-/// SIGPIPE: a closed stdout must surface as EPIPE, not kill the agent.
+/// Blocks SIGINT, SIGTERM, SIGHUP and SIGQUIT and reads them from a
+/// signalfd, so a signal is just another fd event: it cannot interrupt a
+/// half-done write or race the poll (ninja's ppoll mask, done the Linux
+/// way). Also ignores SIGPIPE: a closed stdout must surface as EPIPE, not
+/// kill the agent.
 class SignalWatcher : public Pollable {
  public:
   static StatusOr<std::unique_ptr<SignalWatcher>> Create();

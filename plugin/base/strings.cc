@@ -174,21 +174,67 @@ StatusOr<int> ParseInt(std::string_view text) {
   return value;
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at the start of `s` that encodes
+// a printable character (not C1), or 0. RFC 3629: no overlong forms, no
+// surrogates, nothing over U+10FFFF.
+size_t PrintableUtf8Length(std::string_view s) {
+  auto byte = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+  unsigned char lead = byte(0);
+  size_t len;
+  char32_t cp;
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    len = 2;
+    cp = lead & 0x1f;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    len = 3;
+    cp = lead & 0x0f;
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    len = 4;
+    cp = lead & 0x07;
+  } else {
+    return 0;  // ASCII is the caller's; 0x80-0xc1 and 0xf5-0xff never lead.
+  }
+  if (s.size() < len) return 0;
+  for (size_t i = 1; i < len; ++i) {
+    if ((byte(i) & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (byte(i) & 0x3f);
+  }
+  bool overlong = (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+  bool surrogate = cp >= 0xd800 && cp <= 0xdfff;
+  bool c1 = cp >= 0x80 && cp <= 0x9f;
+  if (overlong || surrogate || c1 || cp > 0x10ffff) return 0;
+  return len;
+}
+
+}  // namespace
+
 std::string Printable(std::string_view s, size_t max_len) {
   std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
+  size_t i = 0;
+  while (i < s.size()) {
     if (out.size() >= max_len) {
       out += "...";
       break;
     }
     unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
+    if (c >= 0x20 && c < 0x7f) {
       out += static_cast<char>(c);
+      ++i;
+      continue;
     }
+    size_t len = c >= 0x80 ? PrintableUtf8Length(s.substr(i)) : 0;
+    if (len > 0) {
+      out.append(s.substr(i, len));
+      i += len;
+      continue;
+    }
+    // One byte at a time: what follows a bad lead byte may be good text.
+    char buf[8];
+    std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+    out += buf;
+    ++i;
   }
   return out;
 }

@@ -37,9 +37,14 @@ std::string FormatDuration(Duration d);
 /// Parses a non-negative decimal integer that fits in int.
 StatusOr<int> ParseInt(std::string_view text);
 
-/// Makes arbitrary bytes safe to print in one log line: control bytes
-/// become \xNN. Used on anything a server or user sent us.
+/// Makes arbitrary bytes safe to print in one log line: C0 controls
+/// (newline too), DEL, C1 controls (raw or as UTF-8) and bytes that are not
+/// valid UTF-8 become \xNN; printable UTF-8 is kept. Escaping twice changes
+/// nothing. Log() applies it to every message; callers use it to quote (and
+/// bound) what a server or user sent inside a Status.
 std::string Printable(std::string_view s, size_t max_len = 256);
+/// Printable()'s max_len for "no limit".
+constexpr size_t kNoPrintableLimit = std::string_view::npos;
 
 /// Reads a whole file; kNotFound / kPermissionDenied name the path.
 StatusOr<std::string> ReadFileToString(const std::string& path,

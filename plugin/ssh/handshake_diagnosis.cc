@@ -92,6 +92,34 @@ Status UnreadableAuthReplyError(const std::string& user, const std::string& key,
       "shorten the Banner in sshd_config");
 }
 
+Status DisconnectedDuringAuthError(const std::string& user,
+                                   const ServerDisconnect& disconnect,
+                                   const std::vector<std::string>& tried) {
+  std::string text = "server closed the connection during authentication: \"" +
+                     Printable(disconnect.message, 200) +
+                     "\" (SSH disconnect reason " +
+                     std::to_string(disconnect.reason) + ")";
+  if (!tried.empty()) {
+    text += " after k8s-agent tried " + Join(tried, ", ") + " as user \"" +
+            user + "\"";
+  }
+  // OpenSSH's words for MaxAuthTries; reason 14 is the same from others.
+  bool max_tries =
+      disconnect.message.find("Too many authentication failures") !=
+          std::string::npos ||
+      disconnect.reason == SSH_DISCONNECT_NO_MORE_AUTH_METHODS_AVAILABLE;
+  if (max_tries) {
+    text +=
+        ". sshd's MaxAuthTries counts every key offered, and k8s-agent offers "
+        "each -i / IdentityFile in turn: offer fewer keys (the one in the "
+        "pod's authorized_keys first), or raise MaxAuthTries in the pod's "
+        "sshd_config";
+  } else {
+    text += ". sshd's log on the pod says why";
+  }
+  return PermissionDeniedError(text);
+}
+
 Status NoUsableKeyError(const std::string& user,
                         const std::vector<std::string>& tried) {
   return PermissionDeniedError(

@@ -38,12 +38,27 @@ enum class AuthFailure {
 };
 AuthFailure ClassifyAuthFailure(int rc);
 
+/// What the server's SSH_MSG_DISCONNECT said (RFC 4253 11.1), as libssh2's
+/// disconnect callback hands it over.
+struct ServerDisconnect {
+  int reason = 0;       ///< SSH_DISCONNECT_* (sshd's MaxAuthTries: 2).
+  std::string message;  ///< The server's text, unescaped.
+};
+
 /// No IdentityFile exists at all.
 Status NoIdentityFileError(const std::string& user);
 /// The server's answer to trying `key` could not be read (IsUnreadable-
 /// AuthReply): in practice a Banner over libssh2's packet limit.
 Status UnreadableAuthReplyError(const std::string& user, const std::string& key,
                                 const std::string& why);
+/// The server ended the connection during authentication (libssh2 then
+/// says only "Waiting for USERAUTH response"), after trying the keys in
+/// `tried` ("path" or "path (why)", the last one unanswered). Not
+/// retried: sshd's "Too many authentication failures" (MaxAuthTries) or
+/// any other refusal says the same to the next attempt.
+Status DisconnectedDuringAuthError(const std::string& user,
+                                   const ServerDisconnect& disconnect,
+                                   const std::vector<std::string>& tried);
 /// Every key in `tried` ("path (why)") was unusable: none was offered.
 Status NoUsableKeyError(const std::string& user,
                         const std::vector<std::string>& tried);

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,12 @@ class Libssh2Connection : public SshConnection {
                           int flags, void** abstract);
   static ssize_t SendHook(libssh2_socket_t fd, const void* buffer,
                           size_t length, int flags, void** abstract);
+  // Keeps the server's SSH_MSG_DISCONNECT: libssh2 reports it only as the
+  // failure of whatever call was reading ("Waiting for USERAUTH response").
+  static void DisconnectHook(LIBSSH2_SESSION* session, int reason,
+                             const char* message, int message_len,
+                             const char* language, int language_len,
+                             void** abstract);
 
   ResolvedSshOptions options_;
   Clock* clock_;
@@ -118,6 +125,7 @@ class Libssh2Connection : public SshConnection {
   std::string kex_received_;  // What the server sent until the handshake.
   short wait_events_ = 0;     // What the last EAGAIN waits for.
   SocketFate fate_;           // Resets and closes that libssh2 hides.
+  std::optional<ServerDisconnect> disconnect_;  // What the server said.
 
   size_t identity_index_ = 0;
   size_t inspected_ = 0;  // Keys before this index were inspected.
@@ -163,7 +171,9 @@ void Libssh2Connection::Fail(Status status) {
   if (state_ == State::kFailed || state_ == State::kExited) return;
   // A reset or close before any key was refused is a transport failure at
   // this stage, whatever libssh2 called it ("Failed getting banner").
-  if (fate_.lost() && rejected_ == 0 &&
+  // The server's own disconnect during auth says more than the close.
+  bool said_why = disconnect_ && state_ == State::kAuthenticating;
+  if (fate_.lost() && rejected_ == 0 && !said_why &&
       (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
     // Closed once the keys are agreed, before any answer to auth: not
     // sshd's MaxStartups (it closes at accept, before its banner) but the
@@ -244,6 +254,9 @@ void Libssh2Connection::StartHandshake(TimePoint now) {
   libssh2_session_callback_set2(
       session_.get(), LIBSSH2_CALLBACK_SEND,
       reinterpret_cast<libssh2_cb_generic*>(&SendHook));
+  libssh2_session_callback_set2(
+      session_.get(), LIBSSH2_CALLBACK_DISCONNECT,
+      reinterpret_cast<libssh2_cb_generic*>(&DisconnectHook));
   libssh2_session_set_blocking(session_.get(), 0);
   Status prefs = ApplyAlgorithmPrefs(session_.get(), options_.algorithms);
   if (prefs.ok()) prefs = PreferKnownHostKeyTypes();
@@ -358,6 +371,12 @@ bool Libssh2Connection::StepAuth(TimePoint now) {
     }
     std::string why = LastError(session_.get());
     ++identity_index_;
+    if (disconnect_) {
+      // sshd's MaxAuthTries, typically: this key was one too many.
+      tried_.push_back(priv);
+      Fail(DisconnectedDuringAuthError(options_.user, *disconnect_, tried_));
+      return false;
+    }
     if (fate_.lost()) {
       // libssh2 reports a reset while waiting for the answer as a refused
       // key ("Waiting for USERAUTH response"): the socket knows better.
@@ -543,6 +562,23 @@ ssize_t Libssh2Connection::SendHook(libssh2_socket_t fd, const void* buffer,
   int err = n < 0 ? errno : 0;
   static_cast<Libssh2Connection*>(*abstract)->fate_.OnSend(n, err);
   return n < 0 ? -err : n;
+}
+
+void Libssh2Connection::DisconnectHook(LIBSSH2_SESSION* /*session*/, int reason,
+                                       const char* message, int message_len,
+                                       const char* /*language*/,
+                                       int /*language_len*/, void** abstract) {
+  auto* self = static_cast<Libssh2Connection*>(*abstract);
+  // No exception may cross libssh2's frames (bad_alloc, in theory).
+  try {
+    ServerDisconnect d;
+    d.reason = reason;
+    if (message != nullptr && message_len > 0) {
+      d.message.assign(message, static_cast<size_t>(message_len));
+    }
+    self->disconnect_ = std::move(d);
+  } catch (...) {
+  }
 }
 
 // ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2

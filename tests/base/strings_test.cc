@@ -58,6 +58,28 @@ TEST(StringsTest, PrintableEscapesControlBytesAndTruncates) {
   EXPECT_EQ(Printable(std::string(10, 'x'), 4), "xxxx...");
 }
 
+// A terminal acts on C1 controls (CSI is 0x9b alone, or U+009B) as on ESC;
+// bytes that are not UTF-8 are shown, not passed on.
+TEST(StringsTest, PrintableEscapesC1AndInvalidUtf8) {
+  EXPECT_EQ(Printable("\x1b[2J\x7f"), "\\x1b[2J\\x7f");
+  EXPECT_EQ(Printable("a\x9bKb"), "a\\x9bKb");
+  EXPECT_EQ(Printable("\xc2\x9bK"), "\\xc2\\x9bK");  // U+009B
+  EXPECT_EQ(Printable("\xff\xfe"), "\\xff\\xfe");
+  EXPECT_EQ(Printable("\xc0\xaf"), "\\xc0\\xaf");           // Overlong.
+  EXPECT_EQ(Printable("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // Surrogate.
+  EXPECT_EQ(Printable("\xf4\x90\x80\x80"),
+            "\\xf4\\x90\\x80\\x80");                   // Over U+10FFFF.
+  EXPECT_EQ(Printable("ok\xe2\x9c"), "ok\\xe2\\x9c");  // Cut short.
+  // Printable text in any script stays as it is.
+  EXPECT_EQ(Printable("\xc3\xbc \xe2\x9c\x93 \xf0\x9f\x90\xb3 \xc2\xa0"),
+            "\xc3\xbc \xe2\x9c\x93 \xf0\x9f\x90\xb3 \xc2\xa0");
+  // Escaping twice changes nothing: callers may escape before the logger.
+  EXPECT_EQ(Printable(Printable("a\nb\x9b")), Printable("a\nb\x9b"));
+  // No limit: the logger keeps whole messages.
+  EXPECT_EQ(Printable(std::string(300, 'x'), kNoPrintableLimit),
+            std::string(300, 'x'));
+}
+
 TEST(StringsTest, ParseIntBounds) {
   EXPECT_EQ(*ParseInt("2222"), 2222);
   EXPECT_THAT(ParseInt("-1"), StatusIs(Code::kInvalidArgument));

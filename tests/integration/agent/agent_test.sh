@@ -363,6 +363,23 @@ wait-only-failed)
   grep -q '^k8s-agent: w-0: .*did not become ready' "$T/err" && fail "summary under w-0: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+failed-message-escaped)
+  # A pod's status.message is the API's text, not ours: a newline in it must
+  # not forge another host's line, nor an ESC or a C1 CSI (U+009B) reach the
+  # terminal. Each is shown as \xNN; the trace stays one JSON object a line.
+  pod w-0 '{"phase":"Failed","reason":"Evicted","message":"gone\nk8s-agent: w-1: forged\u001b[31mred\u009b2J"}'
+  run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$(grep -c '^k8s-agent: ' "$T/err")" -eq 1 ] || fail "not one line: $(cat -A "$T/err")"
+  grep -q '^k8s-agent: w-1' "$T/err" && fail "forged a line for w-1: $(cat -A "$T/err")"
+  LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]\|\xc2\x9b' "$T/err" && fail "control character on stderr: $(cat -A "$T/err")"
+  grep -qF 'is Failed: Evicted: gone\x0ak8s-agent: w-1: forged\x1b[31mred\xc2\x9b2J' "$T/err" || fail "message: $(cat -A "$T/err")"
+  /usr/bin/python3 -c 'import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    json.loads(line)' "$T/trace.jsonl" || fail "trace: $(cat -A "$T/trace.jsonl")"
+  LC_ALL=C grep -q $'\x1b' "$T/trace.jsonl" && fail "raw ESC in the trace: $(cat -A "$T/trace.jsonl")"
+  ok "$(cat "$T/err")"
+  ;;
 hostfile)
   W='"labels":{"role":"worker"}'
   pod w-10 "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$W}"
@@ -675,16 +692,44 @@ sshd-killed)
   grep -q 'no answer' "$T/err" && fail "noticed by a keepalive, not the socket: $(cat "$T/err")"
   ok "$ms ms: $(cat "$T/err")"
   ;;
-sigterm-mid-command)
+sigterm-mid-command|sigquit-mid-command)
+  # QUIT as TERM: forwarded under its own name, the agent exits 128+N
+  # (131, 143). The command must not dump core on the pod either.
+  sig=TERM want=143
+  [ "$SCENARIO" = sigquit-mid-command ] && sig=QUIT want=131
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   start_sshd
-  run_agent_bg w-0 "$REMOTE_SLEEP"
+  run_agent_bg w-0 "ulimit -c 0; $REMOTE_SLEEP"
   wait_for 10 remote_started || fail "remote command never started"
-  kill -TERM "$AGENT_PID"
+  kill -$sig "$AGENT_PID"
   wait_agent 10
-  [ $RC -eq 143 ] || fail "rc $RC, want 143"
+  [ $RC -eq $want ] || fail "rc $RC, want $want"
+  grep -q "interrupted by signal $((want - 128))" "$T/err" || fail "killed, not interrupted: $(cat "$T/err")"
+  grep -q "\"detail\":\"signal $sig\",\"event\":\"exited\"" "$T/trace.jsonl" || fail "not forwarded as $sig: $(cat "$T/trace.jsonl")"
   wait_for 5 sh -c "! kill -0 $(cat "$T/remote.pid") 2>/dev/null" || fail "remote command still running"
-  ok "agent 143, remote command gone: $(tr '\n' ' ' < "$T/err")"
+  ok "agent $want, remote command gone: $(tr '\n' ' ' < "$T/err")"
+  ;;
+sigquit-no-core)
+  # Under `ulimit -c unlimited`, SIGQUIT while the agent waits must not
+  # dump core: its memory holds the private key and the token. The kernel
+  # shows the limit (/proc/PID/limits) whatever core_pattern does; base_test
+  # checks the dumpable flag, which /proc does not show.
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/stats/reset
+  mkdir "$T/cwd"
+  # A background job starts with SIGQUIT ignored: give it the default
+  # action (a core dump), as from a terminal.
+  (cd "$T/cwd" && ulimit -c unlimited && exec env --default-signal=QUIT "$AGENT" "${SSH_ARGS[@]}" --timeout 60s w-0 true > "$T/out" 2> "$T/err") &
+  AGENT_PID=$!
+  wait_watching 1
+  limit=$(awk '/^Max core file size/ {print $5, $6}' "/proc/$AGENT_PID/limits")
+  [ "$limit" = "0 0" ] || fail "core file size limit while waiting: '$limit', want '0 0'"
+  kill -QUIT "$AGENT_PID"
+  wait_agent 10
+  [ $RC -eq 131 ] || fail "rc $RC, want 131"
+  grep -q '^k8s-agent: w-0: interrupted by signal 3$' "$T/err" || fail "killed, not interrupted: $(cat "$T/err")"
+  [ -z "$(ls -A "$T/cwd")" ] || fail "left in its cwd: $(ls -A "$T/cwd")"
+  ok "exit 131, core limit 0 0, nothing dumped: $(cat "$T/err")"
   ;;
 sigterm-ignored)
   # The remote command ignores the forwarded TERM: the exec channel's one

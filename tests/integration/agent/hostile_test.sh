@@ -266,6 +266,27 @@ big-banner)
   grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
+max-auth-tries)
+  # sshd's MaxAuthTries ends the connection (SSH_MSG_DISCONNECT) when the
+  # first key offered is not authorized: the agent says what the server
+  # said and what to change, once (one connection, no retry until
+  # --timeout), not "libssh2 could not read ... Banner".
+  echo "MaxAuthTries 1" >> "$T/ssh/sshd_config"
+  ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/other"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  # -i accumulates: the unauthorized key is offered first.
+  "$AGENT" -i "$T/ssh/other" "${SSH_ARGS[@]}" --timeout 10s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -qF 'server closed the connection during authentication: "Too many authentication failures" (SSH disconnect reason 2)' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "$T/ssh/other" "$T/err" || fail "key not named: $(cat "$T/err")"
+  grep -q 'MaxAuthTries' "$T/err" || fail "no remedy: $(cat "$T/err")"
+  grep -q 'Banner\|timed out' "$T/err" && fail "misreported or retried: $(cat "$T/err")"
+  n=$(grep -c 'maximum authentication attempts exceeded' "$T/sshd.log")
+  [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$T/sshd.log")"
+  ok "$(cat "$T/err")"
+  ;;
 *)
   fail "unknown scenario"
   ;;

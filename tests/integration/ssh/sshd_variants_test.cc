@@ -191,6 +191,30 @@ TEST_F(KeyTypesTest, CorruptKeyIsReportedUnusable) {
               HasSubstr(sshd_->user_key() + " (unusable"));
 }
 
+// sshd's MaxAuthTries ends the connection with SSH_MSG_DISCONNECT once
+// one key too many was offered. libssh2 then only says "Waiting for
+// USERAUTH response", which read as an unreadable (too long) Banner: the
+// message must be the server's, with what to change, and final (another
+// attempt offers the same keys).
+TEST_F(KeyTypesTest, MaxAuthTriesDisconnectIsReportedInTheServersWords) {
+  StartSshd({"ed25519", "ed25519", {"MaxAuthTries 1"}});
+  auto other = sshd_->NewUserKey("not_authorized");
+  ASSERT_THAT(other.status(), IsOk());
+  ResolvedSshOptions o = Options();
+  o.identity_files = {*other, sshd_->user_key()};
+  auto c = ConnectAndWait(o);
+  ASSERT_EQ(c->state(), State::kFailed) << sshd_->Log();
+  const std::string& message = c->status().message();
+  EXPECT_THAT(message, HasSubstr("server closed the connection during "
+                                 "authentication: \"Too many authentication "
+                                 "failures\" (SSH disconnect reason 2)"));
+  EXPECT_THAT(message, HasSubstr(*other));
+  EXPECT_THAT(message, HasSubstr("MaxAuthTries"));
+  EXPECT_THAT(message, Not(HasSubstr("Banner")));
+  EXPECT_THAT(c->status(), StatusIs(Code::kPermissionDenied));
+  EXPECT_FALSE(IsRetryable(c->status()));
+}
+
 // --- Signals. -----------------------------------------------------------
 
 // Runs `sleep` remotely, waits until it started (its output), sends TERM,

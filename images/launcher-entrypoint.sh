@@ -10,6 +10,10 @@
 # k8s-agent checks host keys under the host name Open MPI passes.
 # Environment: SECRET_DIR (/etc/ssh-secret), SSH_PORT (2222), HOME,
 # WORKER_HOST_PATTERN ("*", e.g. "mpi-worker-*").
+# Under Open MPI 5 it first copies the operators' OMPI_MCA_ launch settings
+# (hostfile, plm_rsh_agent, plm_rsh_args, slots) to the PRTE_MCA_ names
+# PRRTE reads (ompi-env.sh, one stderr line each); mpirun 5.x would
+# otherwise run every rank on the launcher.
 set -euo pipefail
 
 here="$(dirname "$(readlink -f "$0")")"
@@ -33,5 +37,7 @@ if user_key_file >/dev/null; then
 else
   echo "${0##*/}: no ssh Secret in $SECRET_DIR (no id_ed25519, id_ecdsa, id_rsa or ssh-privatekey): ~/.ssh/config not written; logins to workers need it" >&2
 fi
+# shellcheck source=images/ompi-env.sh
+. "${K8S_AGENT_OMPI_ENV:-$here/ompi-env.sh}"
 [[ $# -gt 0 ]] || set -- bash
 exec "$@"

@@ -23,7 +23,10 @@ RUN apt-get update \
 RUN useradd --uid 1000 --user-group --create-home --shell /bin/bash mpiuser
 
 COPY k8s-agent /usr/local/bin/k8s-agent
-COPY ssh-setup.sh launcher-entrypoint.sh /usr/local/lib/k8s-agent/
+# ompi-env.sh: sourced by the entrypoint (or `. ompi-env.sh` in your own
+# command); under Open MPI 5 it maps OMPI_MCA_orte_default_hostfile,
+# plm_rsh_agent, plm_rsh_args to their PRTE_MCA_ names.
+COPY ssh-setup.sh ompi-env.sh launcher-entrypoint.sh /usr/local/lib/k8s-agent/
 # Open MPI 4 reads openmpi-mca-params.conf (plm_rsh_agent = k8s-agent);
 # Open MPI 5's mpirun ignores it and reads prte-mca-params.conf
 # (plm_ssh_agent = k8s-agent). Debian's openmpi-common ships the first one

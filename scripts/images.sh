@@ -116,7 +116,7 @@ stage_context() {
   strip -o "$ctx/k8s-agent-deliver" "$deliver"
   cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
     "$repo/images/ssh-setup.sh" "$repo/images/worker-entrypoint.sh" \
-    "$repo/images/launcher-entrypoint.sh" "$ctx/"
+    "$repo/images/launcher-entrypoint.sh" "$repo/images/ompi-env.sh" "$ctx/"
   chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver "$ctx"/*.sh
   chmod 0644 "$ctx"/*.conf
   # Same mtimes every time: engines that hash metadata then cache as well.

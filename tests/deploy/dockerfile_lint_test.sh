@@ -84,7 +84,7 @@ def ignored(path, patterns):
 images_sh = open(os.path.join(repo, "scripts", "images.sh")).read()
 sources = {"openmpi-mca-params.conf": "ompi-conf", "prte-mca-params.conf": "ompi-conf",
            "ssh-setup.sh": "images", "worker-entrypoint.sh": "images",
-           "launcher-entrypoint.sh": "images"}
+           "launcher-entrypoint.sh": "images", "ompi-env.sh": "images"}
 context = {"k8s-agent", "k8s-agent-deliver"} | set(sources)
 for f, d in sources.items():
     check(os.path.exists(os.path.join(repo, d, f)) and f"$repo/{d}/{f}" in images_sh,
@@ -145,6 +145,9 @@ for name in ("worker", "launcher"):
         check(dests.get(script) == argv[0], f"{where}: ENTRYPOINT runs {script}")
         check(dests.get("ssh-setup.sh", "").rsplit("/", 1)[0] == argv[0].rsplit("/", 1)[0],
               f"{where}: ssh-setup.sh beside the entrypoint")
+        if name == "launcher":
+            check(dests.get("ompi-env.sh", "").rsplit("/", 1)[0] == argv[0].rsplit("/", 1)[0],
+                  f"{where}: ompi-env.sh beside the entrypoint")
     env = " ".join(r for w, r in runtime["instrs"] if w == "ENV")
     check("PATH=" in env and "/usr/local/bin" in env, f"{where}: PATH includes /usr/local/bin")
     if name == "worker":

@@ -31,7 +31,7 @@ SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then
   s04b_image_pull_backoff s05_recreated_new_ip s06_tree_spawn s07_no_tree_spawn s08_fqdn_hostfile
   s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5
   s14_link_cut s15_kill_agent s16_valgrind s17_image_entrypoints s18_openmpi5_tree_spawn
-  s19_openmpi5_no_tree_spawn s20_openmpi5_late_and_failing s21_openmpi5_stdin_key)
+  s19_openmpi5_no_tree_spawn s20_openmpi5_late_and_failing s21_openmpi5_stdin_key s22_mpi4py)
 
 # The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
 s00_bed_selfcheck() {
@@ -84,6 +84,35 @@ s01_all_ready() {
   bed_begin 2
   bed_all_ready || fail "workers not ready"
   run_mpirun mpi 30 -H w-0,w-1 -np 2 "$HELLO"
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_trace_path w-0 w-1
+  show_timeline
+  expect_no_leftovers 5
+  pass
+}
+
+# An mpi4py script (Debian's python3-mpi4py, built on the same Open MPI) through mpirun with the agent:
+# Python needs nothing of its own, the ranks report as mpi_hello does.
+s22_mpi4py() {
+  need_agent
+  /usr/bin/python3 -c 'import mpi4py' 2>/dev/null || skip "python3-mpi4py not installed"
+  bed_begin 2
+  bed_all_ready || fail "workers not ready"
+  local py="$BED_DIR/hello.py"
+  cat >"$py" <<'EOP'
+import socket
+from mpi4py import MPI
+comm = MPI.COMM_WORLD
+rank, size = comm.Get_rank(), comm.Get_size()
+total = comm.allreduce(rank + 1, op=MPI.SUM)
+expect = size * (size + 1) // 2
+print("mpi_hello rank=%d size=%d host=%s allreduce=%d expect=%d %s"
+      % (rank, size, socket.gethostname(), total, expect, "ok" if total == expect else "BAD"), flush=True)
+EOP
+  chmod 644 "$py"
+  run_mpirun mpi 60 -H w-0,w-1 -np 2 /usr/bin/python3 "$py"
   expect_rc 0
   expect_ranks 2
   expect_rank_hosts 1 w-0 w-1

@@ -80,6 +80,14 @@ def pod_specs(o):
     elif o["kind"] == "JobSet":
         for rj in spec.get("replicatedJobs", []):
             yield rj["name"], rj["template"]["spec"]["template"]["spec"]
+    elif o["kind"] in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        # Kubeflow Trainer v2: a JobSet template.
+        for rj in spec.get("template", {}).get("spec", {}).get("replicatedJobs", []):
+            yield rj["name"], rj["template"]["spec"]["template"]["spec"]
+    elif o["kind"] == "LeaderWorkerSet":
+        lwt = spec.get("leaderWorkerTemplate", {})
+        yield "leader", lwt["leaderTemplate"]["spec"]
+        yield "worker", lwt["workerTemplate"]["spec"]
 
 def env_of(container):
     return {e["name"]: e for e in container.get("env", [])}

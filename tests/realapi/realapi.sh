@@ -24,7 +24,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 SCENARIOS=(r01_ready_pod r02_late_pod r03_late_sshd r04_failed_reason r05_image_pull_backoff
   r06_bare_pod_deleted r07_statefulset_pod_recreated r08_apiserver_restart r09_watch_forbidden
-  r10_stale_resource_version r11_hostfile_selector r12_mpirun deploy_dry_run)
+  r10_stale_resource_version r11_hostfile_selector r12_mpirun deploy_dry_run examples_dry_run)
 
 # The agent runs in the launcher pod with in-cluster credentials (the bound token), -v for the evidence.
 start_agent() {
@@ -365,6 +365,24 @@ deploy_dry_run() {
   for kind in serviceaccount/mpi-launcher role.rbac.authorization.k8s.io/mpi-launcher-pods \
     rolebinding.rbac.authorization.k8s.io/mpi-launcher-pods statefulset.apps/ job.batch/ service/ configmap/; do
     echo "$out" | grep -q "^$kind.* created (server dry run)" || fail "no server dry run create of $kind"
+  done
+  pass
+}
+
+# Every example in images/k8s/examples passes a server dry run, its operators' kinds given by minimal CRDs
+# (tests/realapi/example_crds.yaml: the API server checks kind, version, scope and metadata there, and the
+# built-in kinds in full).
+examples_dry_run() {
+  realapi_begin 0
+  local out f
+  out="$(ra_kubectl apply -f "$BED_REPO_DIR/tests/realapi/example_crds.yaml" 2>&1)" || fail "CRDs: $out"
+  out="$(ra_kubectl wait --for condition=established --timeout 60s crd --all 2>&1)" || fail "CRDs not established: $out"
+  ra_kubectl create namespace mpi >/dev/null || fail "namespace mpi"
+  for f in "$BED_REPO_DIR"/images/k8s/examples/*.yaml; do
+    out="$(ra_kubectl apply --dry-run=server -n mpi -f "$f" 2>&1)" ||
+      fail "kubectl apply --dry-run=server -f ${f##*/}: $out"
+    echo "$out" | grep -q "created (server dry run)" || fail "${f##*/}: no server dry run create: $out"
+    step "${f##*/}: $(echo "$out" | grep -c 'created (server dry run)') object(s) pass a server dry run"
   done
   pass
 }

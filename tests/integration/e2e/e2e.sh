@@ -473,6 +473,25 @@ s13_openmpi5() {
   [[ ! -s "$BED_DIR/agent-calls.log" ]] || fail "OMPI_MCA_plm_rsh_agent reached Open MPI 5 (contract §2.2 says it is ignored)"
   step "OMPI_MCA_plm_rsh_agent alone: ignored by Open MPI 5 as documented (mpirun exit $JOB_RC, no agent call)"
   expect_no_leftovers 5
+
+  # (4) The environment mpi-operator and Trainer give the launcher (Open MPI 4's names only: hostfile,
+  # agent, its args), through images/ompi-env.sh as the launcher entrypoint sources it: the ranks run on
+  # the workers, and each translation is said.
+  cp "$BED_REPO_DIR/images/ompi-env.sh" "$BED_DIR/ompi-env.sh"
+  printf 'w-0 slots=1\nw-1 slots=1\n' >"$BED_DIR/hostfile"
+  rm -f "$BED_DIR/trace.jsonl" "$BED_DIR/agent-calls.log"
+  start_job ompi5-operator-env env -u PRTE_MCA_plm_ssh_agent OMPI_MCA_plm_rsh_agent="$agent" \
+    OMPI_MCA_orte_default_hostfile="$BED_DIR/hostfile" OMPI_MCA_plm_rsh_args="-o ConnectionAttempts=10" \
+    sh -c '. "$1"; exec mpirun --allow-run-as-root -np 2 "$2"' sh "$BED_DIR/ompi-env.sh" "$hello"
+  wait_job 60
+  expect_rc 0
+  expect_ranks 2
+  expect_rank_hosts 1 w-0 w-1
+  expect_output 'ignores OMPI_MCA_orte_default_hostfile; set PRTE_MCA_prte_default_hostfile='
+  expect_output 'ignores OMPI_MCA_plm_rsh_agent; set PRTE_MCA_plm_ssh_agent='
+  [[ "$(grep -c . "$BED_DIR/agent-calls.log")" == 2 ]] || fail "[operator-env] expected 2 agent calls"
+  step "Open MPI 4 names from the operator, translated by ompi-env.sh: ranks on w-0 and w-1"
+  expect_no_leftovers 5
   pass
 }
 

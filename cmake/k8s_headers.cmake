@@ -8,7 +8,8 @@
 # and gives the target that root. Through PUBLIC/INTERFACE the root travels
 # with target_link_libraries, so k8s_kube (which links k8s_base) finds
 # "plugin/base/..." while "plugin/ssh/..." is "No such file" there.
-# tests/layering checks this for every layer.
+# tests/layering checks this for every layer. k8s_header_only_target,
+# below, does the same for single headers of plain structs.
 #
 #   k8s_target_headers(TARGET PUBLIC|PRIVATE|INTERFACE DIR...)
 # DIR is relative to the top of the source tree ("plugin/kube").
@@ -24,4 +25,27 @@ function(k8s_target_headers target scope)
     file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${dir}" "${root}/${dir}" SYMBOLIC)
     target_include_directories(${target} ${scope} "${root}")
   endforeach()
+endfunction()
+
+# A header-only target of plain structs: the named headers alone, each
+# linked into an include root of the target's own
+#   build/include/TARGET/plugin/kube/cluster_config.h -> <source>/...
+# so a target that links it can include those headers and no other file of
+# their directory (the launcher's option parser sees cluster_config.h, not
+# kube_client.h). The headers may include only headers of the layers the
+# target links.
+#   k8s_header_only_target(TARGET FILE...)
+# FILE is relative to the top of the source tree ("plugin/kube/x.h").
+function(k8s_header_only_target target)
+  add_library(${target} INTERFACE)
+  set(root "${CMAKE_BINARY_DIR}/include/${target}")
+  foreach(file IN LISTS ARGN)
+    if(NOT EXISTS "${PROJECT_SOURCE_DIR}/${file}")
+      message(FATAL_ERROR "k8s_header_only_target(${target}): no file ${file}")
+    endif()
+    get_filename_component(parent "${root}/${file}" DIRECTORY)
+    file(MAKE_DIRECTORY "${parent}")
+    file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${file}" "${root}/${file}" SYMBOLIC)
+  endforeach()
+  target_include_directories(${target} INTERFACE "${root}")
 endfunction()

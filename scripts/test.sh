@@ -23,6 +23,10 @@ if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi
 
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
-# The e2e bed needs root (network namespaces); unit and integration tests
-# do not. ctest prints the summary line CI reads.
+# Root is needed by the e2e bed (network namespaces) and by the agent
+# integration tests (sshd in a mount namespace): as another user those
+# exit 77 and ctest lists them as skipped, with the reason in their output.
+# Two tests at a time (the test presets' jobs): the tests that share bridge
+# names, network namespaces, a kube-apiserver or podman are RUN_SERIAL. ctest
+# prints the summary line CI reads.
 ctest --preset "$preset" --timeout 600 "$@"

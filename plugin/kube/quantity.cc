@@ -13,6 +13,30 @@ namespace {
 
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 
+// The power of ten of a decimalExponent suffix ("e3", "E-3", "e+1"): "e" or
+// "E", an optional sign, digits and nothing else. Beyond +-100 a quantity
+// is out of range or rounds to 0 anyway, so larger ones are rejected.
+StatusOr<int> DecimalExponent(const std::string& suffix) {
+  Status invalid = InvalidArgumentError("bad exponent");
+  if (suffix.empty() || (suffix[0] != 'e' && suffix[0] != 'E')) {
+    return invalid;
+  }
+  size_t i = 1;
+  int sign = 1;
+  if (i < suffix.size() && (suffix[i] == '+' || suffix[i] == '-')) {
+    if (suffix[i] == '-') sign = -1;
+    ++i;
+  }
+  if (i == suffix.size()) return invalid;
+  int value = 0;
+  for (; i < suffix.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(suffix[i]))) return invalid;
+    value = value * 10 + (suffix[i] - '0');
+    if (value > 100) return invalid;
+  }
+  return sign * value;
+}
+
 }  // namespace
 
 StatusOr<int64_t> QuantityMilli(const std::string& q) {
@@ -59,12 +83,10 @@ StatusOr<int64_t> QuantityMilli(const std::string& q) {
     }
   }
   if (!known) {
-    // Decimal exponent: "1e3", "5E-3".
-    if (suffix.size() < 2 || (suffix[0] != 'e' && suffix[0] != 'E')) {
-      return invalid;
-    }
-    StatusOr<int> e = ParseInt(suffix.substr(1));
-    if (!e.ok() || *e > 100 || *e < -100) return invalid;
+    // Decimal exponent, an "e" or "E" and a signed integer, as Kubernetes'
+    // resource.Quantity reads it: "1e3", "5E-3", "2E+1".
+    StatusOr<int> e = DecimalExponent(suffix);
+    if (!e.ok()) return invalid;
     exp10 = *e;
   }
   int e = exp10 - fraction_digits + 3;

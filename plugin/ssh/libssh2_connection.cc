@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SshConnection over libssh2: TCP connect, handshake, host key policy,
-// public-key auth, keepalives, and the exec channel, all non-blocking.
+// public-key auth (publickey_auth.h), keepalives, and the exec channel,
+// all non-blocking.
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -20,10 +21,10 @@
 #include "plugin/ssh/exec_channel.h"
 #include "plugin/ssh/handshake_diagnosis.h"
 #include "plugin/ssh/kex_offer.h"
-#include "plugin/ssh/key_file.h"
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_algorithms.h"
 #include "plugin/ssh/libssh2_handles.h"
+#include "plugin/ssh/publickey_auth.h"
 #include "plugin/ssh/socket_fate.h"
 #include "plugin/ssh/ssh_client.h"
 #include "plugin/ssh/tcp_connect.h"
@@ -37,19 +38,6 @@ constexpr long kTeardownTimeoutMs = 250;
 // Bytes of the server's banner and first KEXINIT kept to explain a failed
 // negotiation (a KEXINIT is a few KiB at most).
 constexpr size_t kKexCaptureLimit = 64 * 1024;
-
-bool FileExists(const std::string& path) {
-  return ::access(path.c_str(), R_OK) == 0;
-}
-
-// Why the key at `path` cannot be used, if its contents say so; "" lets
-// libssh2 try (and report a file it cannot read).
-std::string UnusableKey(const std::string& path) {
-  StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return "";
-  PrivateKeyInfo key = InspectPrivateKey(*text);
-  return key.recognized || key.corrupt ? UnusableKeyReason(key) : "";
-}
 
 class Libssh2Connection : public SshConnection {
  public:
@@ -127,10 +115,7 @@ class Libssh2Connection : public SshConnection {
   SocketFate fate_;           // Resets and closes that libssh2 hides.
   std::optional<ServerDisconnect> disconnect_;  // What the server said.
 
-  size_t identity_index_ = 0;
-  size_t inspected_ = 0;  // Keys before this index were inspected.
-  std::vector<std::string> tried_;
-  int rejected_ = 0;
+  PublicKeyAuth auth_{&options_, &ip_, port_, &fate_, &disconnect_};
 
   // Keepalive: dead peer = no inbound byte for SilenceLimit() while we
   // were waiting for the server.
@@ -173,7 +158,7 @@ void Libssh2Connection::Fail(Status status) {
   // this stage, whatever libssh2 called it ("Failed getting banner").
   // The server's own disconnect during auth says more than the close.
   bool said_why = disconnect_ && state_ == State::kAuthenticating;
-  if (fate_.lost() && rejected_ == 0 && !said_why &&
+  if (fate_.lost() && auth_.rejected() == 0 && !said_why &&
       (state_ == State::kHandshaking || state_ == State::kAuthenticating)) {
     // Closed once the keys are agreed, before any answer to auth: not
     // sshd's MaxStartups (it closes at accept, before its banner) but the
@@ -337,84 +322,14 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
 
 // Returns true once authenticated.
 bool Libssh2Connection::StepAuth(TimePoint now) {
-  if (options_.identity_files.empty()) {
-    Fail(NoIdentityFileError(options_.user));
+  StatusOr<bool> done = auth_.Step(session_.get(), &wait_events_);
+  if (!done.ok()) {
+    Fail(done.status());
     return false;
   }
-  while (identity_index_ < options_.identity_files.size()) {
-    const std::string& priv = options_.identity_files[identity_index_];
-    if (inspected_ <= identity_index_) {
-      // Once per key (not per EAGAIN): skip what libssh2 would only call
-      // "rejected" or unreadable.
-      inspected_ = identity_index_ + 1;
-      std::string reason = UnusableKey(priv);
-      if (!reason.empty()) {
-        tried_.push_back(priv + " (unusable: " + reason + ")");
-        ++identity_index_;
-        continue;
-      }
-    }
-    std::string pub = priv + ".pub";
-    bool have_pub = FileExists(pub);
-    int rc = libssh2_userauth_publickey_fromfile_ex(
-        session_.get(), options_.user.c_str(),
-        static_cast<unsigned>(options_.user.size()),
-        have_pub ? pub.c_str() : nullptr, priv.c_str(), "");
-    if (rc == LIBSSH2_ERROR_EAGAIN) {
-      wait_events_ =
-          DirectionsToEvents(libssh2_session_block_directions(session_.get()));
-      return false;
-    }
-    if (rc == 0) {
-      OnAuthenticated(now);
-      return true;
-    }
-    std::string why = LastError(session_.get());
-    ++identity_index_;
-    if (disconnect_) {
-      // sshd's MaxAuthTries, typically: this key was one too many.
-      tried_.push_back(priv);
-      Fail(DisconnectedDuringAuthError(options_.user, *disconnect_, tried_));
-      return false;
-    }
-    if (fate_.lost()) {
-      // libssh2 reports a reset while waiting for the answer as a refused
-      // key ("Waiting for USERAUTH response"): the socket knows better.
-      if (rejected_ == 0) {
-        Fail(UnavailableError(why));  // Fail() names the reset.
-        return false;
-      }
-      tried_.push_back(priv + " (then " + fate_.Describe(ip_, port_) + ")");
-      break;
-    }
-    if (IsUnreadableAuthReply(why)) {
-      Fail(UnreadableAuthReplyError(options_.user, priv, why));
-      return false;
-    }
-    AuthFailure failure = ClassifyAuthFailure(rc);
-    if (failure == AuthFailure::kRejected) {
-      ++rejected_;
-      tried_.push_back(priv + " (rejected)");
-    } else if (failure == AuthFailure::kUnusable) {
-      tried_.push_back(priv + " (unusable: " + why +
-                       "; passphrase-protected or unsupported format?)");
-    } else {
-      // The connection broke. After a rejection this is most likely sshd's
-      // MaxAuthTries, so it counts as an auth failure below.
-      if (rejected_ == 0) {
-        Fail(UnavailableError("connection lost during authentication: " + why));
-        return false;
-      }
-      tried_.push_back(priv + " (connection closed: " + why + ")");
-      break;
-    }
-  }
-  if (rejected_ == 0) {
-    Fail(NoUsableKeyError(options_.user, tried_));
-    return false;
-  }
-  Fail(KeysRejectedError(options_.user, tried_));
-  return false;
+  if (!*done) return false;
+  OnAuthenticated(now);
+  return true;
 }
 
 void Libssh2Connection::OnAuthenticated(TimePoint now) {
@@ -582,8 +497,8 @@ void Libssh2Connection::DisconnectHook(LIBSSH2_SESSION* /*session*/, int reason,
 }
 
 // ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2
-// 1.10 sends at most every 2 s (an interval of 1 becomes 2), so that is the
-// tick; a healthy but quiet peer answers once per tick. Allowing count + 1
+// (1.10 and the 1.11.1 we build) sends at most every 2 s (an interval of 1
+// becomes 2), so that is the tick; a healthy but quiet peer answers once per tick. Allowing count + 1
 // silent ticks detects a dead peer between count and count + 1 intervals
 // after it died (ssh: about count intervals), never a live one.
 Duration Libssh2Connection::KeepaliveTick() const {

@@ -70,8 +70,14 @@ class SshConnection : public Pollable {
   virtual bool command_started() const = 0;
   /// kExited only.
   virtual const ExitResult& exit_result() const = 0;
-  /// Forwards a signal ("TERM") to the remote command if the server
-  /// supports it, then closes the channel.
+  /// Forwards a signal ("TERM") to the remote command and drops its
+  /// pending stdin (EOF follows); the channel stays open for the command's
+  /// last output and exit status. The RFC 4254 "signal" request goes first
+  /// (not to OpenSSH as root, which refuses it); if it fails, or the command
+  /// still runs 1 s later, a second exec channel signals the command's
+  /// process group. If the command has not ended 2 s after that, the
+  /// connection stops waiting and reports it killed by the signal (so up
+  /// to ~3 s when the request is sent, ~2 s as root on OpenSSH).
   virtual void Signal(const std::string& name) = 0;
 };
 

@@ -39,6 +39,26 @@ TEST(QuantityTest, ParsesKubernetesQuantitiesInThousandths) {
               StatusIs(Code::kInvalidArgument, "too large"));
 }
 
+TEST(QuantityTest, AcceptsSignedDecimalExponents) {
+  // resource.Quantity's grammar: <decimalExponent> ::= "e" <signedNumber>
+  // | "E" <signedNumber>, so the exponent may carry either sign.
+  struct Case {
+    const char* text;
+    int64_t want_milli;
+  } cases[] = {{"5E-3", 5},    {"2E+1", 20000},   {"1e-3", 1},
+               {"15e-4", 1},   {"1E+0", 1000},    {"1e-4", 0},
+               {".5e1", 5000}, {"2e03", 2000000}, {"1.5e+2", 150000}};
+  for (const Case& c : cases) {
+    StatusOr<int64_t> q = QuantityMilli(c.text);
+    ASSERT_THAT(q, IsOk()) << c.text;
+    EXPECT_EQ(*q, c.want_milli) << c.text;
+  }
+  for (const char* bad : {"1e-", "1e+", "1e--3", "1e+-3", "1e 3", "1e3.5",
+                          "1e101", "5E-3m", "e3", "1e3i"}) {
+    EXPECT_THAT(QuantityMilli(bad), StatusIs(Code::kInvalidArgument)) << bad;
+  }
+}
+
 Pod PodWithContainers(std::vector<std::pair<std::map<std::string, std::string>,
                                             std::map<std::string, std::string>>>
                           containers) {

@@ -18,7 +18,8 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// libssh2 1.10's lists, as libssh2_session_supported_algs reports them.
+// Fixed input, not the linked library's: libssh2 1.10's lists, as its
+// libssh2_session_supported_algs reported them (the build links 1.11.1).
 const std::vector<std::string> kLibssh2Kex = {
     "curve25519-sha256",
     "curve25519-sha256@libssh.org",

@@ -535,7 +535,7 @@ s14_link_cut() {
   [[ "$line" == *" rc=255 "* ]] || fail "agent for w-1: $line, expected rc=255"
   expect_output 'k8s-agent: w-1: .*no answer'
   expect_trace grep w-1 failed 'no answer'
-  # Detection: libssh2 1.10 sends keepalives at most every 2 s (an interval of 1 becomes 2), so the tick
+  # Detection: libssh2 (1.11.1, as 1.10) sends keepalives at most every 2 s (an interval of 1 becomes 2), so the tick
   # is 2 s and the agent gives up after CountMax + 1 = 3 silent ticks: it must have measured at least 6 s
   # of silence itself (load makes that later, never shorter). Never before: that would kill healthy links.
   local silence

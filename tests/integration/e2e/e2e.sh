@@ -668,6 +668,9 @@ s17_image_entrypoints() {
     chmod 644 "$img/etc/$pod/passwd" "$img/etc/$pod/group"
   done
   install -m 0644 -o 1000 -g 1000 /dev/null "$BED_DIR/trace.jsonl"
+  # sshd's own reasons for refusing a key (StrictModes paths, authorized_keys, the user entry) are logged at
+  # DEBUG1 (sshd-w-*.log; fail() prints them). E2E_SSHD_LOG_LEVEL overrides.
+  local sshd_log_level="${E2E_SSHD_LOG_LEVEL:-DEBUG1}"
   # A pod's container process: root sets up the pod's view (user database, the image's preset), then the
   # image's USER 1000 and ENV, WORKDIR = HOME, and exec the entrypoint (pid kept all the way).
   cat >"$img/bin/as-mpiuser" <<EOW
@@ -681,7 +684,7 @@ mount --bind "$img/etc/\$pod/group" /etc/group
 mount --bind "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" /etc/openmpi/openmpi-mca-params.conf
 cd "$img/home/\$pod"
 exec setpriv --reuid=1000 --regid=1000 --clear-groups env -i HOME="$img/home/\$pod" USER=mpiuser LOGNAME=mpiuser \\
-  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 \\
+  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 SSHD_LOG_LEVEL="$sshd_log_level" \\
   KUBERNETES_SERVICE_HOST="$(bed_pod_ip apiserver)" KUBERNETES_SERVICE_PORT="$BED_API_PORT" \\
   K8S_AGENT_TRACE="$BED_DIR/trace.jsonl" "\$@"
 EOW

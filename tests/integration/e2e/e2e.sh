@@ -679,9 +679,21 @@ s17_image_entrypoints() {
 set -e
 pod="\$1"
 shift
-mount --bind "$img/etc/\$pod/passwd" /etc/passwd
-mount --bind "$img/etc/\$pod/group" /etc/group
-mount --bind "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" /etc/openmpi/openmpi-mca-params.conf
+# The pod's files go over the host's /etc as an overlay, not as bind mounts on the files: the kernel
+# detaches a mount whose mount point is renamed over, in every namespace, so anything on the host that
+# rewrites /etc/passwd meanwhile (useradd, a package's postinst: a new copy renamed over it) would give
+# this pod the host's users, where uid 1000 is not mpiuser, and sshd would refuse the job key for a while
+# (Invalid user). The pod's hosts and resolv.conf (bound by ip netns exec) are copied in for the same reason.
+ov="\$(mktemp -d "$img/etc/\$pod/etc.XXXXXX")"
+mkdir -p "\$ov/upper/openmpi" "\$ov/work"
+cp "$img/etc/\$pod/passwd" "$img/etc/\$pod/group" /etc/hosts /etc/resolv.conf "\$ov/upper/"
+cp "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" "\$ov/upper/openmpi/"
+if ! mount -t overlay bedetc -o "lowerdir=/etc,upperdir=\$ov/upper,workdir=\$ov/work" /etc; then
+  echo "as-mpiuser: no overlayfs: bind-mounting the files over /etc (a host-side rewrite of /etc/passwd undoes it)" >&2
+  mount --bind "$img/etc/\$pod/passwd" /etc/passwd
+  mount --bind "$img/etc/\$pod/group" /etc/group
+  mount --bind "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" /etc/openmpi/openmpi-mca-params.conf
+fi
 cd "$img/home/\$pod"
 exec setpriv --reuid=1000 --regid=1000 --clear-groups env -i HOME="$img/home/\$pod" USER=mpiuser LOGNAME=mpiuser \\
   PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 SSHD_LOG_LEVEL="$sshd_log_level" \\

@@ -401,15 +401,21 @@ bed_sshd_spawn() {
 }
 
 # sshd -D writes its PidFile after binding the listener: the file appearing means "accepting".
+# A pod that dies fails at once; a live one gets BED_SSHD_START_S (30) seconds: an image entrypoint
+# (worker-entrypoint.sh: some 30 processes before sshd) takes several seconds on a loaded machine.
 bed_sshd_wait() {
   local name="$1" pid deadline pidfile
   pid="$(cat "$BED_DIR/pids/sshd-$name.pid")"
   pidfile="$(bed_sshd_pidfile "$name")"
-  deadline=$((SECONDS + 5))
+  deadline=$((SECONDS + ${BED_SSHD_START_S:-30}))
   until [[ -s "$pidfile" ]]; do
     if ! kill -0 "$pid" 2>/dev/null || ((SECONDS > deadline)); then
       tail -5 "$BED_DIR/log/sshd-$name.log" >&2
-      bed_die "sshd of $name did not start"
+      if kill -0 "$pid" 2>/dev/null; then
+        bed_die "sshd of $name did not start (no $pidfile after ${BED_SSHD_START_S:-30}s)"
+      else
+        bed_die "sshd of $name did not start (its pod process exited)"
+      fi
       return 1
     fi
     sleep 0.01

@@ -687,6 +687,9 @@ s17_image_entrypoints() {
     chmod 644 "$img/etc/$pod/passwd" "$img/etc/$pod/group"
   done
   install -m 0644 -o 1000 -g 1000 /dev/null "$BED_DIR/trace.jsonl"
+  # sshd's own reasons for refusing a key (StrictModes paths, authorized_keys, the user entry) are logged at
+  # DEBUG1 (sshd-w-*.log; fail() prints them). E2E_SSHD_LOG_LEVEL overrides.
+  local sshd_log_level="${E2E_SSHD_LOG_LEVEL:-DEBUG1}"
   # A pod's container process: root sets up the pod's view (user database, the image's preset), then the
   # image's USER 1000 and ENV, WORKDIR = HOME, and exec the entrypoint (pid kept all the way).
   cat >"$img/bin/as-mpiuser" <<EOW
@@ -695,12 +698,24 @@ s17_image_entrypoints() {
 set -e
 pod="\$1"
 shift
-mount --bind "$img/etc/\$pod/passwd" /etc/passwd
-mount --bind "$img/etc/\$pod/group" /etc/group
-mount --bind "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" /etc/openmpi/openmpi-mca-params.conf
+# The pod's files go over the host's /etc as an overlay, not as bind mounts on the files: the kernel
+# detaches a mount whose mount point is renamed over, in every namespace, so anything on the host that
+# rewrites /etc/passwd meanwhile (useradd, a package's postinst: a new copy renamed over it) would give
+# this pod the host's users, where uid 1000 is not mpiuser, and sshd would refuse the job key for a while
+# (Invalid user). The pod's hosts and resolv.conf (bound by ip netns exec) are copied in for the same reason.
+ov="\$(mktemp -d "$img/etc/\$pod/etc.XXXXXX")"
+mkdir -p "\$ov/upper/openmpi" "\$ov/work"
+cp "$img/etc/\$pod/passwd" "$img/etc/\$pod/group" /etc/hosts /etc/resolv.conf "\$ov/upper/"
+cp "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" "\$ov/upper/openmpi/"
+if ! mount -t overlay bedetc -o "lowerdir=/etc,upperdir=\$ov/upper,workdir=\$ov/work" /etc; then
+  echo "as-mpiuser: no overlayfs: bind-mounting the files over /etc (a host-side rewrite of /etc/passwd undoes it)" >&2
+  mount --bind "$img/etc/\$pod/passwd" /etc/passwd
+  mount --bind "$img/etc/\$pod/group" /etc/group
+  mount --bind "$BED_REPO_DIR/ompi-conf/openmpi-mca-params.conf" /etc/openmpi/openmpi-mca-params.conf
+fi
 cd "$img/home/\$pod"
 exec setpriv --reuid=1000 --regid=1000 --clear-groups env -i HOME="$img/home/\$pod" USER=mpiuser LOGNAME=mpiuser \\
-  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 \\
+  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 SSHD_LOG_LEVEL="$sshd_log_level" \\
   KUBERNETES_SERVICE_HOST="$(bed_pod_ip apiserver)" KUBERNETES_SERVICE_PORT="$BED_API_PORT" \\
   K8S_AGENT_TRACE="$BED_DIR/trace.jsonl" "\$@"
 EOW

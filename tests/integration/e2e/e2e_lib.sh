@@ -31,6 +31,13 @@ e2e_evidence() {
   for f in "$BED_DIR"/log/apiserver.out "$BED_DIR"/log/sshd-*.log; do
     [[ -s "$f" ]] && { echo "----- $(basename "$f") (tail)"; tail -n 8 "$f"; }
   done
+  # Why an sshd refused a login (an auth failure's reason is only in the server's log, and the tail above
+  # may have scrolled past it): sshd's refusal lines, whatever its LogLevel.
+  for f in "$BED_DIR"/log/sshd-*.log; do
+    [[ -s "$f" ]] || continue
+    grep -E 'Invalid user|refused|not allowed|[Bb]ad ownership|Failed publickey|Could not open|[Aa]uthorized ?keys|Connection closed by authenticating|userauth_pubkey|key not found|Accepted publickey|fatal|error' \
+      "$f" | tail -n 20 | sed "s|^|$(basename "$f" .log): |"
+  done
   echo "----- processes left in the bed's pods"
   bed_leftovers
   return 0

@@ -498,9 +498,10 @@ void Libssh2Connection::DisconnectHook(LIBSSH2_SESSION* /*session*/, int reason,
 
 // ServerAliveCountMax keepalives may go unanswered, as in ssh. libssh2
 // (1.10 and the 1.11.1 we build) sends at most every 2 s (an interval of 1
-// becomes 2), so that is the tick; a healthy but quiet peer answers once per tick. Allowing count + 1
-// silent ticks detects a dead peer between count and count + 1 intervals
-// after it died (ssh: about count intervals), never a live one.
+// becomes 2), so that is the tick; a healthy but quiet peer answers once per
+// tick. Allowing count + 1 silent ticks detects a dead peer between count and
+// count + 1 intervals after it died (ssh: about count intervals), never a live
+// one.
 Duration Libssh2Connection::KeepaliveTick() const {
   return std::chrono::seconds(std::max(2, options_.server_alive_interval_s));
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// HostWaiter: follow, probe; see the diagram in host_waiter.h. Resolving
-// HOST to a pod is in host_waiter_resolve.cc.
+// HostWaiter: follow the pod, loop plumbing, messages; see the diagram in
+// host_waiter.h. Resolving HOST to a pod is in host_waiter_resolve.cc, the
+// SSH probe's part in host_waiter_probe.cc.
 
 #include "plugin/agent/host_waiter.h"
 
@@ -13,13 +14,6 @@
 
 namespace k8s_agent {
 namespace {
-
-// The same scale as a trace record's t_mono_us.
-int64_t MonoMicros(TimePoint t) {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             t.time_since_epoch())
-      .count();
-}
 
 // Looking for a Job's replacement pod: a Job recreates a pod within
 // seconds, so a 5 s cap notices it soon and costs at most ~8 lists within
@@ -43,8 +37,7 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       seed_(seed),
       api_retry_(seed),
       reresolve_backoff_(ReresolveBackoff(), seed + 3),
-      ssh_backoff_(Backoff::SshProbeDefaults(), seed + 1),
-      ssh_trouble_backoff_(Backoff::SshProbeTroubleDefaults(), seed + 4) {
+      probe_(connector, host_.original, seed + 1) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
 
@@ -165,10 +158,18 @@ void HostWaiter::Evaluate(TimePoint now) {
     Reresolve(now);
     return;
   }
-  if (!fatal.ok()) {
-    Fail(fatal);
+  if (!fatal.ok() && !ProbeDespite(*pod, now)) {
+    if (fatal_since_ == TimePoint::max()) {
+      Fail(fatal);
+    } else {
+      Fail(Status(fatal.code(),
+                  fatal.message() + "; ssh did not answer within " +
+                      FormatDuration(policy_.fatal_probe_grace) +
+                      " either (last: " + probe_.last_error() + ")"));
+    }
     return;
   }
+  if (fatal.ok()) fatal_since_ = TimePoint::max();
   if (!pod->unschedulable_reason.empty() && !said_unschedulable_) {
     said_unschedulable_ = true;
     LogWarning(host_.original + ": " + PodRef() + " is " +
@@ -188,24 +189,7 @@ void HostWaiter::Evaluate(TimePoint now) {
     LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod->pod_ip +
             " after " + FormatDuration(now - started_));
   }
-  // A replacement pod (new UID) or a new IP invalidates the probe in
-  // flight and any backoff earned against the old target.
-  if (attempt_uid_ != pod->uid || attempt_ip_ != pod->pod_ip) {
-    if (attempt_ || ssh_failures_ > 0) {
-      LogInfo(host_.original + ": " + PodRef() +
-              " changed (replaced or new IP); probing " + pod->pod_ip);
-    }
-    AbortAttempt();
-    ssh_retry_at_ = TimePoint::min();
-    ssh_backoff_.Reset();
-    ssh_trouble_backoff_.Reset();
-  }
-  if (attempt_) return;
-  if (now < ssh_retry_at_) {
-    state_ = State::kBackoff;
-    return;
-  }
-  StartAttempt(*pod, now);
+  Probe(*pod, now);
 }
 
 Status HostWaiter::BarePodGone(const std::string& what) const {
@@ -216,87 +200,23 @@ Status HostWaiter::BarePodGone(const std::string& what) const {
       "as a StatefulSet or Job)");
 }
 
-// ---- Probing SSH ------------------------------------------------------------
-
-void HostWaiter::StartAttempt(const kube::Pod& pod, TimePoint now) {
-  state_ = State::kProbing;
-  attempt_ip_ = pod.pod_ip;
-  attempt_uid_ = pod.uid;
-  attempt_started_ = now;
-  ++ssh_attempts_;
-  if (ssh_failures_ == 0) NoteState(PodSummary(pod) + ", connecting", now);
-  attempt_ = connector_->Connect(policy_.ssh, pod.pod_ip, now);
-  CheckAttempt(now);
-}
-
-void HostWaiter::AbortAttempt() {
-  // Destroying the connection closes its socket: an attempt against an
-  // old IP or a pod that stopped running is simply abandoned.
-  attempt_.reset();
-}
-
-void HostWaiter::CheckAttempt(TimePoint now) {
-  if (!attempt_) return;
-  switch (attempt_->state()) {
-    case ssh::SshConnection::State::kReady: {
-      state_ = State::kReady;
-      tracer_->RecordFields(
-          host_.original, pod_name_, "ssh_ready",
-          {{"attempt_t_mono_us", MonoMicros(attempt_started_)}},
-          attempt_ip_ + ":" + std::to_string(policy_.ssh.port) + " after " +
-              std::to_string(ssh_attempts_) + " attempt(s)");
-      LogInfo(host_.original + ": ssh to " + attempt_ip_ + " ready after " +
-              FormatDuration(now - started_) + " (" +
-              std::to_string(ssh_attempts_) + " attempt(s))");
-      // No more API traffic for this host once it is ready.
-      RetireWatcher();
-      RetireCall();
-      return;
-    }
-    case ssh::SshConnection::State::kFailed: {
-      Status why = attempt_->status();
-      bool refused = attempt_->refused();
-      attempt_.reset();
-      if (!IsRetryable(why)) {
-        Fail(why.WithContext("ssh to " + PodRef() + " at " + attempt_ip_));
-        return;
-      }
-      ++ssh_failures_;
-      last_ssh_error_ = why.message();
-      if (!watcher_ && direct_pod_) {
-        // The snapshot that looked ready may be stale (pod deleted, new
-        // IP): from now on follow the pod, from the lookup's version.
-        StartWatcher(direct_pod_, watch_from_rv_, now);
-      }
-      NoteState("Running at " + attempt_ip_ + " but ssh is not ready", now);
-      ssh_retry_at_ =
-          now + (refused ? ssh_backoff_ : ssh_trouble_backoff_).Next(now);
-      state_ = State::kBackoff;
-      return;
-    }
-    default:
-      return;
-  }
-}
-
-std::unique_ptr<ssh::SshConnection> HostWaiter::TakeConnection() {
-  return std::move(attempt_);
-}
-
 // ---- Loop plumbing ----------------------------------------------------------
 
 void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
   retired_calls_.clear();
   retired_watchers_.clear();
-  if (attempt_ && !done()) attempt_->CollectFds(fds);
+  if (!done()) probe_.CollectFds(fds);
 }
 
 TimePoint HostWaiter::NextWake() const {
   if (done()) return TimePoint::max();
   TimePoint t = std::min({overall_.at(), next_progress_, api_retry_at_});
   if (watcher_) t = std::min(t, watcher_->NextWake());
-  if (attempt_) t = std::min(t, attempt_->NextWake());
-  if (state_ == State::kBackoff) t = std::min(t, ssh_retry_at_);
+  // Only while probing: a probe abandoned with a retry time in the past
+  // (the pod stopped running) would otherwise wake the loop forever.
+  if (state_ == State::kProbing || state_ == State::kBackoff) {
+    t = std::min(t, probe_.NextWake());
+  }
   if (!watcher_) t = std::min(t, watch_after_);
   if (missing_since_ != TimePoint::max() && !said_missing_) {
     t = std::min(t, missing_since_ + policy_.not_found_grace);
@@ -304,13 +224,15 @@ TimePoint HostWaiter::NextWake() const {
   if (gone_at_ != TimePoint::max()) {
     t = std::min(t, gone_at_ + policy_.replacement_grace);
   }
+  if (fatal_since_ != TimePoint::max()) {
+    t = std::min(t, fatal_since_ + policy_.fatal_probe_grace);
+  }
   return t;
 }
 
 void HostWaiter::OnFdReady(int fd, short revents, TimePoint now) {
-  if (!attempt_ || done()) return;
-  attempt_->OnFdReady(fd, revents, now);
-  CheckAttempt(now);
+  if (done()) return;
+  if (probe_.OnFdReady(fd, revents, now)) OnProbeSettled(now);
 }
 
 void HostWaiter::OnTimer(TimePoint now) {
@@ -345,9 +267,8 @@ void HostWaiter::OnTimer(TimePoint now) {
     StartWatcher(direct_pod_, watch_from_rv_, now);
   }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
-  if (attempt_ && attempt_->NextWake() <= now) {
-    attempt_->OnTimer(now);
-    CheckAttempt(now);
+  if (probe_.OnTimer(now)) {
+    OnProbeSettled(now);
     if (done()) return;
   }
   if (gone_at_ != TimePoint::max() &&
@@ -392,9 +313,9 @@ void HostWaiter::MaybeProgress(TimePoint now) {
 
 std::string HostWaiter::Describe(TimePoint now) const {
   std::string s = summary_ + " for " + FormatDuration(now - summary_since_);
-  if (ssh_failures_ > 0 && !attempt_ip_.empty()) {
-    s += "; ssh failed " + std::to_string(ssh_failures_) +
-         " time(s), last: " + last_ssh_error_;
+  if (probe_.failures() > 0) {
+    s += "; ssh failed " + std::to_string(probe_.failures()) +
+         " time(s), last: " + probe_.last_error();
   }
   // What the pod "is" comes from a snapshot the API server can no longer
   // update: lead with the outage, so nobody debugs a healthy pod.
@@ -425,7 +346,7 @@ void HostWaiter::Fail(const Status& why) {
   if (done()) return;
   state_ = State::kFailed;
   status_ = why;
-  attempt_.reset();
+  probe_.Abort();
   RetireWatcher();
   RetireCall();
   tracer_->Record(host_.original, pod_name_, "failed", why.message());

@@ -13,6 +13,7 @@
 #include "plugin/agent/fatal_reasons.h"
 #include "plugin/agent/host_name.h"
 #include "plugin/agent/pod_status_trace.h"
+#include "plugin/agent/ssh_probe.h"
 #include "plugin/agent/trace.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
@@ -45,6 +46,11 @@ struct WaitPolicy {
   /// recreate within this long is gone. A pod no controller owns fails as
   /// soon as its deletion shows.
   Duration replacement_grace = std::chrono::seconds(30);
+  /// A Running pod with one container in a fatal wait (a sidecar in
+  /// CrashLoopBackOff) and another running may still have a working sshd:
+  /// it fails only when SSH has not answered for this long. sshd in a
+  /// container that just started answers within a second or two.
+  Duration fatal_probe_grace = std::chrono::seconds(10);
   /// First progress line after this long, then at most every
   /// `progress_every`: enough to see a stuck launch, never a flood from
   /// 128 agents.
@@ -60,7 +66,7 @@ struct WaitPolicy {
 ///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
 ///       | Running + IP (+ Ready)                   |
 ///       v                                          |
-///   kProbing --refused/reset/timeout--> kBackoff --+ (Backoff::SshProbe*)
+///   kProbing --refused/reset/timeout--> kBackoff --+ (SshProbe's rules)
 ///       | connected, host key ok, authenticated
 ///       v
 ///   kReady (the connection is handed over: one handshake per host)
@@ -108,8 +114,9 @@ class HostWaiter : public Pollable {
   const Status& status() const { return status_; }
   /// The pod HOST resolved to (empty until known).
   const std::string& pod_name() const { return pod_name_; }
-  const std::string& pod_ip() const { return attempt_ip_; }
-  int ssh_attempts() const { return ssh_attempts_; }
+  /// The IP probed last; once kReady, the one that answered.
+  const std::string& pod_ip() const { return probe_.ip(); }
+  int ssh_attempts() const { return probe_.attempts(); }
   /// kReady: the authenticated connection, ready for Exec().
   std::unique_ptr<ssh::SshConnection> TakeConnection();
 
@@ -137,12 +144,18 @@ class HostWaiter : public Pollable {
                     TimePoint now);
   void Evaluate(TimePoint now);
   Status CheckFatal(const kube::Pod& pod) const;
+  // CheckFatal's verdict may be outvoted by SSH answering: true while the
+  // grace for that runs (see fatal_probe_grace).
+  bool ProbeDespite(const kube::Pod& pod, TimePoint now);
   // "pod ns/w is being deleted and no controller owns it ...".
   Status BarePodGone(const std::string& what) const;
   bool Usable(const kube::Pod& pod) const;
-  void StartAttempt(const kube::Pod& pod, TimePoint now);
+  // Probes SSH on a usable pod: a new target (replaced, new IP) restarts
+  // the probe; a due one starts its next attempt.
+  void Probe(const kube::Pod& pod, TimePoint now);
   void AbortAttempt();
-  void CheckAttempt(TimePoint now);
+  // Reacts to the probe having settled (ready, backing off, failed).
+  void OnProbeSettled(TimePoint now);
   void NoteState(const std::string& summary, TimePoint now);
   void MaybeProgress(TimePoint now);
   void Fail(const Status& why);
@@ -203,16 +216,11 @@ class HostWaiter : public Pollable {
   Backoff reresolve_backoff_;
 
   // Probing SSH.
-  std::unique_ptr<ssh::SshConnection> attempt_;
-  std::string attempt_ip_;
-  std::string attempt_uid_;
-  TimePoint attempt_started_{};  // For --trace: sshd vs handshake time.
-  Backoff ssh_backoff_;          // Refused: sshd is starting.
-  Backoff ssh_trouble_backoff_;  // Anything else: something answers there.
-  TimePoint ssh_retry_at_ = TimePoint::min();
-  int ssh_attempts_ = 0;
-  int ssh_failures_ = 0;
-  std::string last_ssh_error_;
+  SshProbe probe_;
+  bool probed_ = false;  // A target was set: a later change is news.
+  // Since when a container's fatal wait waits on the probe's answer.
+  TimePoint fatal_since_ = TimePoint::max();
+  std::string fatal_note_;  // "container sidecar is waiting: ...".
 
   // What a human is told while waiting and on timeout.
   std::string summary_;

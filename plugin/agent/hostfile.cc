@@ -152,25 +152,22 @@ std::string HostfileCollector::WhyNot(const kube::Pod& pod,
 }
 
 void HostfileCollector::UpdateProbe(const kube::Pod& pod, TimePoint now) {
-  auto it = probes_.find(pod.name);
-  if (it != probes_.end() &&
-      (it->second.uid != pod.uid || it->second.ip != pod.pod_ip)) {
-    probes_.erase(it);  // Replaced or moved: the old answer means nothing.
-    it = probes_.end();
+  std::unique_ptr<Probe>& slot = probes_[pod.name];
+  if (!slot) {
+    slot = std::make_unique<Probe>(connector_, pod.name,
+                                   seed_ + 1 + probes_.size());
   }
-  if (it == probes_.end()) {
-    it = probes_.emplace(pod.name, Probe(seed_ + 1 + probes_.size())).first;
-    it->second.uid = pod.uid;
-    it->second.ip = pod.pod_ip;
+  Probe& p = *slot;
+  // Replaced or moved: the old answer means nothing.
+  if (p.ssh.SetTarget(pod.uid, PodAddresses(pod))) {
+    p.result = Probe::Result::kPending;
   }
-  Probe& p = it->second;
-  Settle(&p, now);  // An attempt may have finished since its last event.
-  if (p.result != Probe::Result::kPending || p.conn || now < p.retry_at) {
-    return;
-  }
+  // An attempt may have finished since its last event.
+  if (p.ssh.OnTimer(now)) Settle(&p);
+  if (p.result != Probe::Result::kPending || !p.ssh.due(now)) return;
   size_t active = 0;
   for (const auto& [name, probe] : probes_) {
-    if (probe.conn) ++active;
+    if (probe->ssh.state() == SshProbe::State::kConnecting) ++active;
   }
   if (active >= kMaxConcurrentProbes) return;  // Next settle frees a slot.
   // The pod name is what mpirun will pass as HOST: its ssh settings, and
@@ -185,50 +182,44 @@ void HostfileCollector::UpdateProbe(const kube::Pod& pod, TimePoint now) {
     }
     settings = *std::move(s);
   }
-  p.conn = connector_->Connect(settings, pod.pod_ip, now);
-  ++p.attempts;
-  Settle(&p, now);
+  p.ssh.Start(settings, now);
+  Settle(&p);
 }
 
-bool HostfileCollector::Settle(Probe* p, TimePoint now) {
-  if (!p->conn) return false;
-  switch (p->conn->state()) {
-    case ssh::SshConnection::State::kReady:
-      p->conn.reset();  // Proven; close it: mpirun makes its own.
+void HostfileCollector::Settle(Probe* p) {
+  switch (p->ssh.state()) {
+    case SshProbe::State::kReady:
+      p->ssh.TakeConnection();  // Proven; close it: mpirun makes its own.
       p->result = Probe::Result::kReady;
-      return true;
-    case ssh::SshConnection::State::kFailed: {
-      Status why = p->conn->status();
-      p->conn.reset();
-      p->last_error = why.message();
-      if (!IsRetryable(why)) {
-        p->result = Probe::Result::kRejected;
-      } else if (waiting()) {
-        p->retry_at = now + p->backoff.Next(now);  // sshd may be starting.
-      } else {
-        p->result = Probe::Result::kRefused;  // One attempt without a wait.
-      }
-      return true;
-    }
-    default:
-      return false;
+      return;
+    case SshProbe::State::kFailed:
+      p->result = Probe::Result::kRejected;
+      return;
+    case SshProbe::State::kBackoff:
+      // Without a count to wait for, one attempt answers; with one, the
+      // probe retries when its backoff says (sshd may be starting).
+      if (!waiting()) p->result = Probe::Result::kRefused;
+      return;
+    case SshProbe::State::kIdle:
+    case SshProbe::State::kConnecting:
+      return;
   }
 }
 
 std::string HostfileCollector::ProbeSummary(const Probe& p) const {
-  std::string s = "Running at " + p.ip;
+  std::string s = "Running at " + p.ssh.ip();
   switch (p.result) {
     case Probe::Result::kReady:
       return s;
     case Probe::Result::kPending:
-      if (p.last_error.empty()) return s + ", ssh not checked yet";
-      return s + " but ssh is not ready (" + std::to_string(p.attempts) +
-             " attempt(s), last: " + p.last_error + ")";
+      if (p.ssh.last_error().empty()) return s + ", ssh not checked yet";
+      return s + " but ssh is not ready (" + std::to_string(p.ssh.attempts()) +
+             " attempt(s), last: " + p.ssh.last_error() + ")";
     case Probe::Result::kRefused:
     case Probe::Result::kRejected:
       break;
   }
-  return s + " but ssh failed: " + p.last_error;
+  return s + " but ssh failed: " + p.ssh.last_error();
 }
 
 void HostfileCollector::Evaluate(TimePoint now) {
@@ -264,10 +255,10 @@ void HostfileCollector::Evaluate(TimePoint now) {
     if (options_.ssh_ready) {
       probed.insert(name);
       UpdateProbe(pod, now);
-      const Probe& p = probes_.at(name);
+      const Probe& p = *probes_.at(name);
       if (p.result != Probe::Result::kReady) {
         not_ready_[name] = ProbeSummary(p);
-        if (!p.last_error.empty()) ssh_failed_.insert(name);
+        if (!p.ssh.last_error().empty()) ssh_failed_.insert(name);
         continue;
       }
     }
@@ -284,7 +275,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
     settled = ready_count_ >= options_.wait_for_count;
   } else {
     settled = std::none_of(probes_.begin(), probes_.end(), [](const auto& kv) {
-      return kv.second.result == Probe::Result::kPending;
+      return kv.second->result == Probe::Result::kPending;
     });
   }
   if (!settled) return;
@@ -362,9 +353,8 @@ void HostfileCollector::CollectFds(std::vector<pollfd>* fds) {
   fd_owner_.clear();
   if (done_) return;
   for (auto& [name, probe] : probes_) {
-    if (!probe.conn) continue;
     size_t first = fds->size();
-    probe.conn->CollectFds(fds);
+    probe->ssh.CollectFds(fds);
     for (size_t i = first; i < fds->size(); ++i) fd_owner_[(*fds)[i].fd] = name;
   }
 }
@@ -375,18 +365,18 @@ TimePoint HostfileCollector::NextWake() const {
   if (watcher_) t = std::min(t, watcher_->NextWake());
   size_t active = 0;
   for (const auto& [name, probe] : probes_) {
-    if (probe.conn) {
+    if (probe->ssh.state() == SshProbe::State::kConnecting) {
       ++active;
-      t = std::min(t, probe.conn->NextWake());
+      t = std::min(t, probe->ssh.NextWake());
     }
   }
   // A retry that is due but has no free slot waits for a settle, which
   // re-evaluates; waking for it would spin.
   if (active >= kMaxConcurrentProbes) return t;
   for (const auto& [name, probe] : probes_) {
-    if (!probe.conn && probe.result == Probe::Result::kPending &&
-        probe.retry_at != TimePoint::min()) {
-      t = std::min(t, probe.retry_at);
+    if (probe->result == Probe::Result::kPending &&
+        probe->ssh.state() == SshProbe::State::kBackoff) {
+      t = std::min(t, probe->ssh.retry_at());
     }
   }
   return t;
@@ -397,9 +387,11 @@ void HostfileCollector::OnFdReady(int fd, short revents, TimePoint now) {
   auto owner = fd_owner_.find(fd);
   if (owner == fd_owner_.end()) return;
   auto it = probes_.find(owner->second);
-  if (it == probes_.end() || !it->second.conn) return;
-  it->second.conn->OnFdReady(fd, revents, now);
-  if (Settle(&it->second, now)) Evaluate(now);
+  if (it == probes_.end()) return;
+  if (it->second->ssh.OnFdReady(fd, revents, now)) {
+    Settle(it->second.get());
+    Evaluate(now);
+  }
 }
 
 void HostfileCollector::OnTimer(TimePoint now) {
@@ -421,10 +413,7 @@ void HostfileCollector::OnTimer(TimePoint now) {
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
   if (done_) return;
   for (auto& [name, probe] : probes_) {
-    if (probe.conn && probe.conn->NextWake() <= now) {
-      probe.conn->OnTimer(now);
-      Settle(&probe, now);
-    }
+    if (probe->ssh.OnTimer(now)) Settle(probe.get());
   }
   if (now >= next_progress_) {
     next_progress_ = now + kProgressEvery;

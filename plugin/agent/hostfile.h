@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "plugin/agent/agent_runtime.h"
+#include "plugin/agent/ssh_probe.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
@@ -68,7 +69,8 @@ std::string FormatHostfile(const std::vector<HostEntry>& entries,
 ///   without --wait-for-count: done once the list is in and every probe
 ///     has an answer (one attempt each);
 ///   with --wait-for-count N: keep watching (reflector rules) and
-///     re-probing refused pods with backoff until N qualify;
+///     re-probing pods whose sshd failed (SshProbe's backoff) until N
+///     qualify;
 ///   --timeout: kDeadlineExceeded naming how many of N qualified and why
 ///     each other pod did not.
 class HostfileCollector : public Pollable {
@@ -90,19 +92,14 @@ class HostfileCollector : public Pollable {
   void OnTimer(TimePoint now) override;
 
  private:
-  // One pod's SSH check; kept while the pod keeps its uid and IP.
+  // One pod's SSH check; kept while the pod keeps its uid and IPs. The
+  // retry rules are SshProbe's; the answer is the collector's.
   struct Probe {
     enum class Result { kPending, kReady, kRefused, kRejected };
-    explicit Probe(uint64_t seed)
-        : backoff(Backoff::SshProbeDefaults(), seed) {}
-    std::string uid;
-    std::string ip;
-    std::unique_ptr<ssh::SshConnection> conn;  // Set while connecting.
+    Probe(ssh::SshConnector* connector, const std::string& name, uint64_t seed)
+        : ssh(connector, name, seed) {}
+    SshProbe ssh;
     Result result = Result::kPending;
-    int attempts = 0;
-    std::string last_error;
-    Backoff backoff;
-    TimePoint retry_at = TimePoint::min();
   };
 
   bool waiting() const;
@@ -112,9 +109,9 @@ class HostfileCollector : public Pollable {
   std::string WhyNot(const kube::Pod& pod, int64_t* slots) const;
   // Creates, resets or (re)starts the pod's probe as its state requires.
   void UpdateProbe(const kube::Pod& pod, TimePoint now);
-  // Records a finished attempt; true when the probe's answer changed.
-  // Never re-enters Evaluate.
-  bool Settle(Probe* probe, TimePoint now);
+  // Records a settled attempt in the probe's answer. Never re-enters
+  // Evaluate.
+  void Settle(Probe* probe);
   std::string ProbeSummary(const Probe& probe) const;
   // "2 of 3 qualify, only 2 pod(s) exist; not ready: w-1: Pending; passed
   // over (ended or terminating): w-2-x: Failed".
@@ -131,7 +128,7 @@ class HostfileCollector : public Pollable {
 
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
-  std::map<std::string, Probe> probes_;  // By pod name.
+  std::map<std::string, std::unique_ptr<Probe>> probes_;  // By pod name.
   std::map<int, std::string> fd_owner_;  // Probe fd -> pod name.
   Deadline deadline_ = Deadline::Infinite();
   TimePoint next_progress_ = TimePoint::max();

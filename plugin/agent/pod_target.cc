@@ -17,6 +17,13 @@ bool MatchesHost(const HostName& host, const kube::Pod& p) {
          (host.subdomain.empty() || p.subdomain == host.subdomain);
 }
 
+bool IsFatalWait(const kube::ContainerStatus& c,
+                 const std::vector<std::string>& fatal_reasons) {
+  return !c.waiting_reason.empty() &&
+         std::find(fatal_reasons.begin(), fatal_reasons.end(),
+                   c.waiting_reason) != fatal_reasons.end();
+}
+
 }  // namespace
 
 bool IsTerminal(const kube::Pod& pod) {
@@ -45,6 +52,12 @@ std::string PodSummary(const kube::Pod& pod) {
   }
   if (pod.deleting) s += " (terminating)";
   return s;
+}
+
+std::vector<std::string> PodAddresses(const kube::Pod& pod) {
+  if (!pod.pod_ips.empty()) return pod.pod_ips;
+  if (pod.pod_ip.empty()) return {};
+  return {pod.pod_ip};
 }
 
 TargetPick PickTarget(const HostName& host, const std::vector<kube::Pod>& pods,
@@ -76,11 +89,7 @@ Status FatalPodState(const kube::Pod& pod, const std::string& ref,
         " " + pod.name + ")");
   }
   for (const kube::ContainerStatus& c : pod.containers) {
-    if (c.waiting_reason.empty()) continue;
-    if (std::find(fatal_reasons.begin(), fatal_reasons.end(),
-                  c.waiting_reason) == fatal_reasons.end()) {
-      continue;
-    }
+    if (!IsFatalWait(c, fatal_reasons)) continue;
     std::string remedy = "see kubectl describe pod -n " + ns + " " + pod.name;
     if (c.waiting_reason == "ImagePullBackOff" ||
         c.waiting_reason == "ErrImagePull" ||
@@ -94,6 +103,22 @@ Status FatalPodState(const kube::Pod& pod, const std::string& ref,
         remedy + ", or change --fail-on-reasons)");
   }
   return OkStatus();
+}
+
+std::string FatalUnlessSshAnswers(
+    const kube::Pod& pod, const std::vector<std::string>& fatal_reasons) {
+  if (pod.phase != "Running" || pod.pod_ip.empty() || pod.deleting) return "";
+  std::string failing;
+  bool another = false;  // A container not in a fatal wait: maybe sshd's.
+  for (const kube::ContainerStatus& c : pod.containers) {
+    if (c.init) continue;  // Running: the init containers are done.
+    if (!IsFatalWait(c, fatal_reasons)) {
+      another = true;
+    } else if (failing.empty()) {
+      failing = "container " + c.name + " is waiting: " + c.waiting_reason;
+    }
+  }
+  return another ? failing : "";
 }
 
 }  // namespace k8s_agent

@@ -30,6 +30,10 @@ std::string TerminalDetail(const kube::Pod& pod);
 /// with " (terminating)" for a pod being deleted.
 std::string PodSummary(const kube::Pod& pod);
 
+/// The pod's IPs in the order to try them: status.podIPs (dual-stack: one
+/// per family, podIP first), or podIP alone when the list is absent.
+std::vector<std::string> PodAddresses(const kube::Pod& pod);
+
 /// Among the pods answering to HOST (by spec.hostname, and spec.subdomain
 /// when HOST names one; or by IP), live pods win: an Indexed Job (JobSet,
 /// Kubeflow Trainer) keeps each attempt's Failed pod next to its
@@ -56,6 +60,15 @@ TargetPick PickTarget(const HostName& host, const std::vector<kube::Pod>& pods,
 Status FatalPodState(const kube::Pod& pod, const std::string& ref,
                      const std::string& ns,
                      const std::vector<std::string>& fatal_reasons);
+
+/// "container sidecar is waiting: CrashLoopBackOff" when `pod` runs with
+/// an IP and some but not all of its containers wait for a reason in
+/// `fatal_reasons`; "" otherwise. Which container runs sshd is unknown, so
+/// such a pod is fatal only if SSH does not answer either (the waiter
+/// probes it for a grace); a pod with every container failing, or not
+/// Running, fails as FatalPodState says.
+std::string FatalUnlessSshAnswers(
+    const kube::Pod& pod, const std::vector<std::string>& fatal_reasons);
 
 }  // namespace k8s_agent
 

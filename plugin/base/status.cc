@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Status helpers and the single retry policy.
+// Status helpers and the single retry classifier.
 
 #include "plugin/base/status.h"
 
@@ -116,15 +116,29 @@ Status ErrnoError(const std::string& what, int err) {
   }
 }
 
-bool IsRetryable(const Status& status) {
-  switch (status.code()) {
+RetryClass ClassifyForRetry(Code code) {
+  switch (code) {
+    case Code::kOk:
+      return RetryClass::kNone;
     case Code::kUnavailable:
     case Code::kResourceExhausted:  // 429: the server asks us to slow down.
-    case Code::kExpired:            // Healed by a relist.
-      return true;
-    default:
-      return false;
+      return RetryClass::kBackoff;
+    case Code::kExpired:
+      return RetryClass::kRelist;
+    case Code::kUnauthenticated:
+      return RetryClass::kReauthenticate;
+    case Code::kPermissionDenied:
+      return RetryClass::kMaybeCatchingUp;
+    case Code::kInvalidArgument:
+    case Code::kNotFound:
+    case Code::kDeadlineExceeded:
+    case Code::kFailedPrecondition:
+    case Code::kTooLarge:
+    case Code::kCancelled:
+    case Code::kInternal:
+      return RetryClass::kFail;
   }
+  return RetryClass::kFail;
 }
 
 }  // namespace k8s_agent

@@ -80,11 +80,21 @@ Status InternalError(std::string message);
 /// Refused, reset, unreachable and timeouts map to kUnavailable.
 Status ErrnoError(const std::string& what, int err);
 
-/// Whether an error may heal by itself, for retry loops that have no
-/// protocol-specific rules (the SSH probe). API calls decide with
-/// kube::ApiRetryPolicy, which adds relists, token reloads and the short
-/// 403 window on top of the same answer.
-bool IsRetryable(const Status& status);
+/// What an error's code says about trying again: the one classifier behind
+/// every retry loop. kube::ApiRetryPolicy turns each class into an action
+/// for API calls (relist, token reload, the short 403 window); the SSH
+/// probe retries kBackoff and fails on anything else (for SSH a denial is
+/// an auth rejection, and there is no list or token to renew).
+enum class RetryClass {
+  kNone,             ///< kOk: nothing to retry.
+  kBackoff,          ///< Transient (refused, reset, 5xx, 429): back off.
+  kRelist,           ///< The resourceVersion left the history: list again.
+  kReauthenticate,   ///< Credentials stale: reload them, then once more.
+  kMaybeCatchingUp,  ///< Denied: may be a cache (RBAC) still catching up.
+  kFail,             ///< Repeating gets the same answer.
+};
+
+RetryClass ClassifyForRetry(Code code);
 
 /// A value or the Status explaining its absence.
 template <typename T>

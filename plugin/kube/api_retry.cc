@@ -39,8 +39,10 @@ void ApiRetryPolicy::OnSuccess() {
 
 ApiDecision ApiRetryPolicy::Decide(const Status& why, TimePoint now,
                                    bool after_fresh_list) {
-  switch (why.code()) {
-    case Code::kExpired: {
+  // The classes are the one classifier's (ClassifyForRetry); the actions
+  // and their state are what API calls add to them.
+  switch (ClassifyForRetry(why.code())) {
+    case RetryClass::kRelist: {
       // 410 arrives as an HTTP status or an in-stream ERROR event; both
       // mean the version left the server's history: relist.
       ApiDecision d = Decision(ApiAction::kRelist, Duration::zero(), why);
@@ -50,7 +52,7 @@ ApiDecision ApiRetryPolicy::Decide(const Status& why, TimePoint now,
       }
       return d;
     }
-    case Code::kUnauthenticated:
+    case RetryClass::kReauthenticate:
       // Projected service-account tokens rotate: re-read once, retry.
       if (token_reloaded_) {
         return Decision(
@@ -59,7 +61,7 @@ ApiDecision ApiRetryPolicy::Decide(const Status& why, TimePoint now,
       }
       token_reloaded_ = true;
       return Decision(ApiAction::kReloadToken, Duration::zero(), why);
-    case Code::kPermissionDenied: {
+    case RetryClass::kMaybeCatchingUp: {
       if (forbidden_since_ == TimePoint::max()) forbidden_since_ = now;
       TimePoint end = forbidden_since_ + kForbiddenWindow;
       if (now >= end) return Decision(ApiAction::kFail, Duration::zero(), why);
@@ -69,17 +71,18 @@ ApiDecision ApiRetryPolicy::Decide(const Status& why, TimePoint now,
                                       "retrying for up to " +
                                       FormatDuration(end - now)));
     }
-    case Code::kResourceExhausted:
-    case Code::kUnavailable: {
+    case RetryClass::kBackoff: {
       // The server's Retry-After is a floor: never come back sooner, and
       // add jitter (see Backoff::NextAfter) so that agents refused at the
       // same moment do not all return at the same moment.
       Duration delay = backoff_.NextAfter(why.retry_after(), now);
       return Decision(ApiAction::kRetry, delay, why);
     }
-    default:
+    case RetryClass::kNone:
+    case RetryClass::kFail:
       return Decision(ApiAction::kFail, Duration::zero(), why);
   }
+  return Decision(ApiAction::kFail, Duration::zero(), why);
 }
 
 }  // namespace k8s_agent::kube

@@ -48,8 +48,7 @@ class Libssh2Connection : public SshConnection {
         ip_(std::move(ip)),
         port_(port),
         alias_(std::move(alias)),
-        where_("ssh " + options_.user + "@" + ip_ + ":" +
-               std::to_string(port_)) {}
+        where_("ssh " + options_.user + "@" + HostPort(ip_, port_)) {}
 
   ~Libssh2Connection() override;
 
@@ -58,6 +57,7 @@ class Libssh2Connection : public SshConnection {
   State state() const override { return state_; }
   const Status& status() const override { return status_; }
   bool refused() const override { return refused_; }
+  bool connect_failed() const override { return connect_failed_; }
   Status Exec(const std::string& command, StdioFds stdio) override;
   bool command_started() const override { return command_started_; }
   const ExitResult& exit_result() const override { return exit_result_; }
@@ -101,11 +101,12 @@ class Libssh2Connection : public SshConnection {
   std::string ip_;
   int port_;
   std::string alias_;
-  std::string where_;  // "ssh user@ip:port", the prefix of every error.
+  std::string where_;  // "ssh user@ip:port" ([ip] for IPv6), every error's.
 
   State state_ = State::kConnecting;
   Status status_;
-  bool refused_ = false;  // connect() got ECONNREFUSED.
+  bool refused_ = false;         // connect() got ECONNREFUSED.
+  bool connect_failed_ = false;  // Failed before TCP was up.
   TimePoint attempt_deadline_ = TimePoint::max();
   UniqueFd sock_;
   SessionPtr session_;
@@ -176,6 +177,7 @@ void Libssh2Connection::Fail(Status status) {
                      "sshd's log on the pod says why"
                    : ""));
   }
+  connect_failed_ = state_ == State::kConnecting;
   state_ = State::kFailed;
   status_ = status.WithContext(where_);
   exec_.reset();  // Its channel dies with the session.

@@ -36,7 +36,7 @@ struct StdioFds {
 ///
 ///   kConnecting --TCP up--> kHandshaking --keys ok--> kAuthenticating
 ///        --auth ok--> kReady --Exec()--> kRunning --exit--> kExited
-///   any state --error--> kFailed (status() says why; IsRetryable tells
+///   any state --error--> kFailed (status() says why; ClassifyForRetry tells
 ///   whether a fresh attempt may succeed, e.g. refused while sshd starts)
 ///
 /// Host keys are verified between handshake and auth; a mismatch is
@@ -61,6 +61,10 @@ class SshConnection : public Pollable {
   /// kFailed: the TCP connect was refused (nothing listens yet, as while
   /// sshd starts), the one failure worth retrying almost at once.
   virtual bool refused() const { return false; }
+  /// kFailed before TCP was up (refused, unreachable, a connect timeout):
+  /// nothing answered at this address, so another of the pod's addresses
+  /// (dual-stack podIPs) may still.
+  virtual bool connect_failed() const { return refused(); }
   /// Starts `command` (one string for the remote shell, no pty) once
   /// kReady. Stdio is pumped by the loop; kExited when the remote side
   /// reported its exit and the output is drained.

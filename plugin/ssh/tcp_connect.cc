@@ -83,4 +83,9 @@ int TcpConnectError(int fd) {
   return err;
 }
 
+std::string HostPort(const std::string& ip, int port) {
+  bool bare_v6 = ip.find(':') != std::string::npos && ip.front() != '[';
+  return (bare_v6 ? "[" + ip + "]" : ip) + ":" + std::to_string(port);
+}
+
 }  // namespace k8s_agent::ssh

@@ -25,6 +25,10 @@ struct TcpAttempt {
 StatusOr<TcpAttempt> StartTcpConnect(const std::string& ip, int port,
                                      const std::string& bind_address = "");
 
+/// "10.0.0.5:22", "[fd00:7::10]:22": an address and port as ssh writes
+/// them, with an IPv6 address bracketed so the port stays readable.
+std::string HostPort(const std::string& ip, int port);
+
 /// The errno of a connect in progress on `fd` (SO_ERROR): 0 connected,
 /// EINPROGRESS or EALREADY still pending.
 int TcpConnectError(int fd);

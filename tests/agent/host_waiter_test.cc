@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "plugin/base/log.h"
@@ -926,6 +927,111 @@ TEST_F(HostWaiterTest, ServerErrorsAreRetriedWithBackoff) {
   ASSERT_EQ(http_.size(), 2u);
   http_.Respond(1, 200, Found({.phase = "Running", .ip = "10.0.0.5"}));
   EXPECT_EQ(w.state(), State::kReady);
+}
+
+// ---- Dual-stack pods and sidecars
+// ---------------------------------------------
+
+// A lookup's answer for one Running pod, edited as a test needs.
+std::string FoundRunning(const std::function<void(nlohmann::json*)>& edit) {
+  nlohmann::json pod =
+      kube::PodJson({.phase = "Running", .ip = "10.0.0.5"}, kDefaults);
+  edit(&pod);
+  return nlohmann::json({{"kind", "PodList"},
+                         {"metadata", {{"resourceVersion", "500"}}},
+                         {"items", {pod}}})
+      .dump();
+}
+
+void AddSidecar(nlohmann::json* pod, const std::string& waiting) {
+  (*pod)["status"]["containerStatuses"].push_back(
+      {{"name", "sidecar"},
+       {"ready", false},
+       {"restartCount", 7},
+       {"image", "x"},
+       {"imageID", "x"},
+       {"state",
+        {{"waiting", {{"reason", waiting}, {"message", "back-off 5m0s"}}}}}});
+}
+
+TEST_F(HostWaiterTest, DualStackTriesTheNextPodIpAfterAConnectError) {
+  // Given podIPs IPv6 first and sshd listening on IPv4 only, expect the
+  // IPv6 connect refused, then the IPv4 address in the same attempt, and
+  // the log naming the address that answered.
+  ssh_.Refuse(1);
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    Make("w-0");
+    http_.Respond(0, 200, FoundRunning([](nlohmann::json* pod) {
+                    (*pod)["status"]["podIP"] = "fd00:7::10";
+                    (*pod)["status"]["podIPs"] = {{{"ip", "fd00:7::10"}},
+                                                  {{"ip", "10.0.0.5"}}};
+                  }));
+  });
+  ASSERT_EQ(waiter_->state(), State::kReady);
+  ASSERT_EQ(ssh_.attempts.size(), 2u);
+  EXPECT_EQ(ssh_.attempts[0]->ip, "fd00:7::10");
+  EXPECT_EQ(ssh_.attempts[1]->ip, "10.0.0.5");
+  EXPECT_EQ(waiter_->pod_ip(), "10.0.0.5");
+  EXPECT_EQ(waiter_->ssh_attempts(), 1);
+  EXPECT_THAT(log, HasSubstr("ssh to 10.0.0.5:22 ready"));
+  EXPECT_NE(waiter_->TakeConnection(), nullptr);
+}
+
+TEST_F(HostWaiterTest, IPv6AddressIsBracketedInMessages) {
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    Make("w-0");
+    http_.Respond(0, 200, FoundRunning([](nlohmann::json* pod) {
+                    (*pod)["status"]["podIP"] = "fd00:7::10";
+                    (*pod)["status"]["podIPs"] = {{{"ip", "fd00:7::10"}}};
+                  }));
+  });
+  ASSERT_EQ(waiter_->state(), State::kReady);
+  EXPECT_THAT(log, HasSubstr("ssh to [fd00:7::10]:22 ready"));
+}
+
+TEST_F(HostWaiterTest, SidecarInCrashLoopDoesNotFailALaunchSshAnswers) {
+  // Given a Running pod whose sidecar is in CrashLoopBackOff while sshd
+  // answers, expect the launch to go ahead, saying so at -v.
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    Make("w-0");
+    http_.Respond(0, 200, FoundRunning([](nlohmann::json* pod) {
+                    AddSidecar(pod, "CrashLoopBackOff");
+                  }));
+  });
+  ASSERT_EQ(waiter_->state(), State::kReady) << waiter_->status().ToString();
+  EXPECT_THAT(log, HasSubstr("container sidecar is waiting: CrashLoopBackOff"));
+  EXPECT_THAT(log, HasSubstr("ssh answers"));
+}
+
+TEST_F(HostWaiterTest, SidecarInCrashLoopFailsWhenSshNeverAnswers) {
+  // Given the same pod with nothing listening on port 22, expect a failure
+  // naming the sidecar's CrashLoopBackOff within the grace, not before
+  // the probe had its chance and not at the overall timeout.
+  ssh_.Refuse(100000);
+  HostWaiter& w = Make("w-0", {.fatal_probe_grace = seconds(10)});
+  http_.Respond(0, 200, FoundRunning([](nlohmann::json* pod) {
+                  AddSidecar(pod, "CrashLoopBackOff");
+                }));
+  EXPECT_FALSE(w.done());
+  const TimePoint start = clock_.Now();
+  while (!w.done() && clock_.Now() - start < seconds(60)) {
+    TimePoint wake = w.NextWake();
+    ASSERT_GT(wake, clock_.Now()) << "the waiter would spin";
+    Advance(wake - clock_.Now());
+  }
+  ASSERT_EQ(w.state(), State::kFailed);
+  EXPECT_GE(clock_.Now() - start, seconds(10));
+  EXPECT_LE(clock_.Now() - start, seconds(11));
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "container sidecar is waiting: CrashLoopBackOff"));
+  EXPECT_GT(ssh_.attempts.size(), 1u);
 }
 
 }  // namespace

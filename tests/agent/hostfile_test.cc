@@ -342,6 +342,37 @@ TEST_F(HostfileCollectorTest, SshReadyWithCountRetriesRefusedUntilReady) {
   EXPECT_EQ(ssh_.attempts.size(), 3u);
 }
 
+TEST_F(HostfileCollectorTest, SshReadyRetriesAThrottlingSshdSlowly) {
+  // Given sshd closing every handshake (MaxStartups), not refusing the
+  // connect, expect --ssh-ready --wait-for-count to retry on the slow
+  // backoff (50 ms doubling to 2 s), not the 5-25 ms meant for a refused
+  // connect: a handful of attempts in 5 s, never two within 25 ms.
+  for (int i = 0; i < 1000; ++i) {
+    ssh_.script.push_back(
+        {SshState::kFailed,
+         UnavailableError("Connection closed by 10.0.0.1 port 22 during SSH "
+                          "handshake")});
+  }
+  HostfileCollector& c =
+      Make({.ssh_ready = true, .wait_for_count = 1, .timeout = seconds(60)});
+  http_.Respond(0, 200, List({{.name = "w-0"}}, "5"));
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  std::vector<TimePoint> at = {clock_.Now()};
+  const TimePoint end = clock_.Now() + seconds(5);
+  while (clock_.Now() < end && !c.done()) {
+    TimePoint wake = c.NextWake();
+    ASSERT_GT(wake, clock_.Now()) << "the collector would spin";
+    Advance(std::min(wake, end) - clock_.Now());
+    while (at.size() < ssh_.attempts.size()) at.push_back(clock_.Now());
+  }
+  EXPECT_FALSE(c.done());
+  EXPECT_GE(at.size(), 4u);
+  EXPECT_LE(at.size(), 12u);
+  for (size_t i = 1; i < at.size(); ++i) {
+    EXPECT_GE(at[i] - at[i - 1], milliseconds(25)) << "retry " << i;
+  }
+}
+
 TEST_F(HostfileCollectorTest, SshRejectionIsNotRetriedAndIsReported) {
   ssh_.script.push_back(
       {SshState::kFailed,

@@ -4,6 +4,8 @@
 #include "plugin/base/status.h"
 
 #include <cerrno>
+#include <iterator>
+#include <utility>
 
 #include <gtest/gtest.h>
 
@@ -57,15 +59,29 @@ TEST(StatusTest, ErrnoMapping) {
   EXPECT_THAT(ErrnoError("x", EINVAL), StatusIs(Code::kInternal));
 }
 
-TEST(StatusTest, OnlyTransientCodesAreRetryable) {
-  EXPECT_TRUE(IsRetryable(UnavailableError("")));
-  EXPECT_TRUE(IsRetryable(ResourceExhaustedError("")));
-  EXPECT_TRUE(IsRetryable(ExpiredError("")));
-  EXPECT_FALSE(IsRetryable(FailedPreconditionError("")));
-  EXPECT_FALSE(IsRetryable(PermissionDeniedError("")));
-  EXPECT_FALSE(IsRetryable(DeadlineExceededError("")));
-  EXPECT_FALSE(IsRetryable(TooLargeError("")));
-  EXPECT_FALSE(IsRetryable(OkStatus()));
+TEST(StatusTest, EveryCodeHasOneRetryClass) {
+  // The one table every retry loop reads: a new Code must be placed here.
+  const std::pair<Code, RetryClass> kTable[] = {
+      {Code::kOk, RetryClass::kNone},
+      {Code::kInvalidArgument, RetryClass::kFail},
+      {Code::kNotFound, RetryClass::kFail},
+      {Code::kUnauthenticated, RetryClass::kReauthenticate},
+      {Code::kPermissionDenied, RetryClass::kMaybeCatchingUp},
+      {Code::kExpired, RetryClass::kRelist},
+      {Code::kUnavailable, RetryClass::kBackoff},
+      {Code::kDeadlineExceeded, RetryClass::kFail},
+      {Code::kFailedPrecondition, RetryClass::kFail},
+      {Code::kResourceExhausted, RetryClass::kBackoff},
+      {Code::kTooLarge, RetryClass::kFail},
+      {Code::kCancelled, RetryClass::kFail},
+      {Code::kInternal, RetryClass::kFail},
+  };
+  static_assert(std::size(kTable) == static_cast<size_t>(Code::kInternal) + 1);
+  for (size_t i = 0; i < std::size(kTable); ++i) {
+    EXPECT_EQ(static_cast<size_t>(kTable[i].first), i) << "table order";
+    EXPECT_EQ(ClassifyForRetry(kTable[i].first), kTable[i].second)
+        << CodeName(kTable[i].first);
+  }
 }
 
 TEST(StatusTest, RetryAfterSurvivesContext) {

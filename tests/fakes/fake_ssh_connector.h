@@ -25,7 +25,8 @@ class FakeConnection : public SshConnection {
     std::string user;
     std::string command;
     bool refused = false;
-    bool started = false;  // Exec() was called: the command "runs".
+    bool connect_failed = false;  // Failed before TCP was up, not refused.
+    bool started = false;         // Exec() was called: the command "runs".
   };
   explicit FakeConnection(std::shared_ptr<Shared> s) : s_(std::move(s)) {}
   ~FakeConnection() override { s_->destroyed = true; }
@@ -33,6 +34,9 @@ class FakeConnection : public SshConnection {
   State state() const override { return s_->state; }
   const Status& status() const override { return s_->status; }
   bool refused() const override { return s_->refused; }
+  bool connect_failed() const override {
+    return s_->refused || s_->connect_failed;
+  }
   Status Exec(const std::string& command, StdioFds) override {
     s_->command = command;
     s_->state = State::kRunning;

@@ -39,7 +39,7 @@ TEST(BearerTokenTest, RefusesHeaderInjectionWithoutShowingTheToken) {
   EXPECT_THAT(t.status().message(), HasSubstr("byte 6"));
   EXPECT_THAT(t.status().message(), Not(HasSubstr("s3cr3t")));
   EXPECT_THAT(t.status().message(), Not(HasSubstr("Injected")));
-  EXPECT_FALSE(IsRetryable(t.status()));
+  EXPECT_NE(ClassifyForRetry(t.status().code()), RetryClass::kBackoff);
 }
 
 TEST(BearerTokenTest, RefusesEveryOtherControlCharacter) {

@@ -312,7 +312,7 @@ TEST_F(SshConnectionTest, KnownHostsMismatchRefused) {
     ASSERT_EQ(c->state(), State::kFailed);
     EXPECT_THAT(c->status(), StatusIs(Code::kFailedPrecondition, *kh + ":1"));
     EXPECT_THAT(c->status().message(), HasSubstr("ssh-keygen -R"));
-    EXPECT_FALSE(IsRetryable(c->status()));
+    EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
     // The fingerprint as ssh-keygen -l prints it.
     std::string fp_file = sshd_->dir() + "/fp.txt";
     ASSERT_THAT(SshdFixture::Run({"/bin/sh", "-c",
@@ -366,7 +366,7 @@ TEST_F(SshConnectionTest, WrongUserKeyIsPermissionDenied) {
   EXPECT_THAT(c->status(), StatusIs(Code::kPermissionDenied, *key));
   EXPECT_THAT(c->status().message(), HasSubstr("\"" + sshd_->user() + "\""));
   EXPECT_THAT(c->status().message(), HasSubstr("authorized_keys"));
-  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
 }
 
 TEST_F(SshConnectionTest, NotListeningIsRetryableThenSucceeds) {
@@ -383,7 +383,7 @@ TEST_F(SshConnectionTest, NotListeningIsRetryableThenSucceeds) {
   RunUntil([&] { return c->state() == State::kFailed; });
   loop_.Remove(c.get());
   EXPECT_THAT(c->status(), StatusIs(Code::kUnavailable, "refused"));
-  EXPECT_TRUE(IsRetryable(c->status()));
+  EXPECT_EQ(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
   ASSERT_THAT(s.Start(), IsOk());
   auto c2 = Connect(o, "w1");
   EXPECT_TRUE(WaitReady(c2.get()));

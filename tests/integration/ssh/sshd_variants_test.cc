@@ -122,7 +122,8 @@ TEST_F(KeyTypesTest, NoCommonKexFailsAtOnceNamingBothSides) {
              {"KexAlgorithms sntrup761x25519-sha512@openssh.com"}});
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff)
+      << c->status().ToString();
   EXPECT_THAT(c->status().message(),
               HasSubstr("no common key exchange algorithm"));
   EXPECT_THAT(c->status().message(),
@@ -135,7 +136,8 @@ TEST_F(KeyTypesTest, DsaHostKeyIsUnsupportedAndFailsAtOnce) {
   StartSshd({"dsa", "ed25519", {"HostKeyAlgorithms ssh-dss"}});
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff)
+      << c->status().ToString();
   EXPECT_THAT(c->status().message(),
               HasSubstr("no common host key algorithm (HostKeyAlgorithms): "
                         "the server offers ssh-dss;"));
@@ -148,7 +150,8 @@ TEST_F(KeyTypesTest, NoCommonCipherFailsAtOnce) {
              {"Ciphers aes128-ctr", "MACs umac-64@openssh.com"}});
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status())) << c->status().ToString();
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff)
+      << c->status().ToString();
   EXPECT_THAT(c->status().message(),
               HasSubstr("no common MAC (MACs): the server offers "
                         "umac-64@openssh.com;"));
@@ -158,7 +161,7 @@ TEST_F(KeyTypesTest, DsaUserKeyIsReportedUnusable) {
   StartSshd({"ed25519", "dsa", {"PubkeyAcceptedAlgorithms +ssh-dss"}});
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
   EXPECT_THAT(c->status().message(),
               HasSubstr(sshd_->user_key() + " (unusable"));
 }
@@ -170,7 +173,7 @@ TEST_F(KeyTypesTest, PassphraseProtectedKeyIsReportedUnusable) {
               IsOk());
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
   EXPECT_THAT(c->status().message(), HasSubstr("passphrase"));
   EXPECT_THAT(c->status().message(),
               HasSubstr(sshd_->user_key() + " (unusable"));
@@ -186,7 +189,7 @@ TEST_F(KeyTypesTest, CorruptKeyIsReportedUnusable) {
   ::unlink((sshd_->user_key() + ".pub").c_str());
   auto c = ConnectAndWait(Options());
   ASSERT_EQ(c->state(), State::kFailed);
-  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
   EXPECT_THAT(c->status().message(),
               HasSubstr(sshd_->user_key() + " (unusable"));
 }
@@ -212,7 +215,7 @@ TEST_F(KeyTypesTest, MaxAuthTriesDisconnectIsReportedInTheServersWords) {
   EXPECT_THAT(message, HasSubstr("MaxAuthTries"));
   EXPECT_THAT(message, Not(HasSubstr("Banner")));
   EXPECT_THAT(c->status(), StatusIs(Code::kPermissionDenied));
-  EXPECT_FALSE(IsRetryable(c->status()));
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
 }
 
 // --- Signals. -----------------------------------------------------------

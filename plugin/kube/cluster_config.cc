@@ -218,7 +218,8 @@ Status ParseUser(const Found& found_user, const std::string& user_name,
     return OkStatus();
   }
   if (!has_token && !has_cert &&
-      (!Scalar(user, "username").empty() || !Scalar(user, "password").empty())) {
+      (!Scalar(user, "username").empty() ||
+       !Scalar(user, "password").empty())) {
     // Sending nothing would be reported as "no credentials configured".
     return FailedPreconditionError(
         user_where +

@@ -144,8 +144,8 @@ Status ApplyRouteOptions(CURL* e, const ClusterConfig& config,
 
 std::string ProxyInUse(const ClusterConfig& config) {
   if (!config.proxy_url.empty()) return HostPort(config.proxy_url);
-  for (const char* name : {"https_proxy", "HTTPS_PROXY", "all_proxy",
-                           "ALL_PROXY"}) {
+  for (const char* name :
+       {"https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"}) {
     const char* v = std::getenv(name);
     if (v != nullptr && *v != '\0') return HostPort(v);
   }

@@ -34,7 +34,7 @@ struct CurlTransport::Transfer {
   uint64_t id = 0;
   CurlEasy easy;
   CurlSlist headers;
-  CurlSlist connect_to;  // tls-server-name's route.
+  CurlSlist connect_to;     // tls-server-name's route.
   std::string description;  // "GET https://host/path", for messages.
   HttpSink* sink = nullptr;
   bool streaming = false;
@@ -128,8 +128,8 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   CURL* e = t->easy.get();
   t->description = request.method + " " + config_.server + request.path;
   std::vector<std::string> headers = request.headers;
-  K8S_RETURN_IF_ERROR(ApplyRouteOptions(e, config_, request.path,
-                                        &t->connect_to, &headers));
+  K8S_RETURN_IF_ERROR(
+      ApplyRouteOptions(e, config_, request.path, &t->connect_to, &headers));
   curl_easy_setopt(e, CURLOPT_PRIVATE, t);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -480,12 +480,11 @@ Status CurlTransport::MapProxyError(CURLcode code, const Transfer& t,
   long connect_code = 0;
   curl_easy_getinfo(t.easy.get(), CURLINFO_HTTP_CONNECTCODE, &connect_code);
   if (connect_code >= 300) {
-    std::string why = connect_code == 407 ? " (proxy authentication required)"
-                                          : "";
-    return FailedPreconditionError(proxy + " refused to tunnel to " +
-                                   config_.server + ": HTTP " +
-                                   std::to_string(connect_code) + why +
-                                   origin + ": " + what);
+    std::string why =
+        connect_code == 407 ? " (proxy authentication required)" : "";
+    return FailedPreconditionError(
+        proxy + " refused to tunnel to " + config_.server + ": HTTP " +
+        std::to_string(connect_code) + why + origin + ": " + what);
   }
   switch (code) {
     case CURLE_COULDNT_RESOLVE_PROXY:

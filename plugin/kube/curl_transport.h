@@ -34,8 +34,8 @@ class CurlTransport : public HttpTransport, public Pollable {
  public:
   /// Checks the CA, client certificate and token files are readable, gets
   /// the first credential (an exec plugin runs here, before the event
-  /// loop) and sets up the multi handle. TLS is verified unless the kubeconfig said
-  /// insecure-skip-tls-verify.
+  /// loop) and sets up the multi handle. TLS is verified unless the kubeconfig
+  /// said insecure-skip-tls-verify.
   static StatusOr<std::unique_ptr<CurlTransport>> Create(
       const ClusterConfig& config, Clock* clock);
   ~CurlTransport() override;

@@ -121,8 +121,8 @@ StatusOr<int64_t> ParseRfc3339(std::string_view s) {
   tm.tm_hour = Num(s, 11, 2);
   tm.tm_min = Num(s, 14, 2);
   tm.tm_sec = Num(s, 17, 2);
-  if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
-      tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60) {
+  if (tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour > 23 ||
+      tm.tm_min > 59 || tm.tm_sec > 60) {
     return bad();
   }
   return static_cast<int64_t>(::timegm(&tm)) - offset;
@@ -143,8 +143,7 @@ StatusOr<ExecCredential> ParseExecCredential(std::string_view text,
   std::string kind = StringField(doc, "kind");
   std::string version = StringField(doc, "apiVersion");
   if (kind != "ExecCredential") {
-    return FailedPreconditionError(who + " printed kind \"" +
-                                   Printable(kind) +
+    return FailedPreconditionError(who + " printed kind \"" + Printable(kind) +
                                    "\", not ExecCredential");
   }
   if (version != api_version) {
@@ -164,12 +163,13 @@ StatusOr<ExecCredential> ParseExecCredential(std::string_view text,
   cred.client_key_pem = StringField(*status, "clientKeyData");
   if (cred.client_cert_pem.empty() != cred.client_key_pem.empty()) {
     return FailedPreconditionError(
-        who + " returned only one of clientCertificateData and "
-              "clientKeyData; both are needed");
+        who +
+        " returned only one of clientCertificateData and "
+        "clientKeyData; both are needed");
   }
   if (cred.token.empty() && cred.client_cert_pem.empty()) {
-    return FailedPreconditionError(
-        who + " didn't return a token or cert/key pair");
+    return FailedPreconditionError(who +
+                                   " didn't return a token or cert/key pair");
   }
   std::string expiry = StringField(*status, "expirationTimestamp");
   if (!expiry.empty()) {
@@ -226,11 +226,10 @@ std::string ExecCacheKey(const ExecConfig& exec, const std::string& server) {
   add(exec.provide_cluster_info ? "cluster-info" : "");
   add(server);
   char hex[33];
-  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
-                static_cast<unsigned long long>(
-                    Fnv1a(data, 0xcbf29ce484222325ULL)),
-                static_cast<unsigned long long>(
-                    Fnv1a(data, 0x84222325cbf29ce4ULL)));
+  std::snprintf(
+      hex, sizeof(hex), "%016llx%016llx",
+      static_cast<unsigned long long>(Fnv1a(data, 0xcbf29ce484222325ULL)),
+      static_cast<unsigned long long>(Fnv1a(data, 0x84222325cbf29ce4ULL)));
   return hex;
 }
 

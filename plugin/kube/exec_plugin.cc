@@ -32,8 +32,7 @@ constexpr size_t kStderrTail = 4096;
 std::string LastLine(std::string_view text) {
   text = Trim(text);
   size_t nl = text.rfind('\n');
-  return std::string(nl == std::string_view::npos ? text
-                                                  : text.substr(nl + 1));
+  return std::string(nl == std::string_view::npos ? text : text.substr(nl + 1));
 }
 
 // The parent's environment minus KUBERNETES_EXEC_INFO, then the stanza's
@@ -47,7 +46,8 @@ std::vector<std::string> PluginEnv(const ExecConfig& exec,
       it = StartsWith(*it, prefix) ? out.erase(it) : it + 1;
     }
   };
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) out.push_back(*e);
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e)
+    out.push_back(*e);
   for (const auto& [name, value] : exec.env) {
     drop(name);
     out.push_back(name + "=" + value);
@@ -85,14 +85,29 @@ StatusOr<Spawned> Spawn(const std::string& path, const ExecConfig& exec,
   std::vector<std::string> env_copy = env;
   for (std::string& e : env_copy) envp.push_back(e.data());
   envp.push_back(nullptr);
+  // The agent blocks the signals its signalfd reads and ignores SIGPIPE;
+  // the plugin gets neither, as if started from a shell.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int sig : {SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD}) {
+    sigaddset(&defaults, sig);
+  }
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   Spawned s;
-  int rc = ::posix_spawn(&s.pid, path.c_str(), &actions, nullptr, argv.data(),
+  int rc = ::posix_spawn(&s.pid, path.c_str(), &actions, &attr, argv.data(),
                          envp.data());
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    return FailedPreconditionError(exec.where + ": exec plugin " + path +
-                                   " could not be started: " +
-                                   std::strerror(rc));
+    return FailedPreconditionError(
+        exec.where + ": exec plugin " + path +
+        " could not be started: " + std::strerror(rc));
   }
   s.out = std::move(out_r);
   s.err = std::move(err_r);
@@ -101,8 +116,8 @@ StatusOr<Spawned> Spawn(const std::string& path, const ExecConfig& exec,
 
 // Reads both pipes until both close or the deadline. Returns false on
 // timeout.
-bool Drain(Spawned* s, int timeout_seconds, std::string* out,
-           std::string* err, bool* too_big) {
+bool Drain(Spawned* s, int timeout_seconds, std::string* out, std::string* err,
+           bool* too_big) {
   auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
   while (s->out.valid() || s->err.valid()) {
@@ -153,8 +168,8 @@ StatusOr<ExecCredential> RunExecPlugin(const ExecConfig& exec,
         "terminal (stdin is /dev/null); set interactiveMode: Never or "
         "IfAvailable if the plugin can work without asking");
   }
-  K8S_ASSIGN_OR_RETURN(Spawned s,
-                       Spawn(path, exec, PluginEnv(exec, ExecInfoJson(exec, info))));
+  K8S_ASSIGN_OR_RETURN(
+      Spawned s, Spawn(path, exec, PluginEnv(exec, ExecInfoJson(exec, info))));
   std::string out, err;
   bool too_big = false;
   bool finished = Drain(&s, timeout_seconds, &out, &err, &too_big);
@@ -172,11 +187,10 @@ StatusOr<ExecCredential> RunExecPlugin(const ExecConfig& exec,
     return FailedPreconditionError(who + " printed more than 1 MiB; killed");
   }
   if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0) {
-    std::string how = WIFEXITED(wstatus)
-                          ? "exited with status " +
-                                std::to_string(WEXITSTATUS(wstatus))
-                          : "was killed by signal " +
-                                std::to_string(WTERMSIG(wstatus));
+    std::string how =
+        WIFEXITED(wstatus)
+            ? "exited with status " + std::to_string(WEXITSTATUS(wstatus))
+            : "was killed by signal " + std::to_string(WTERMSIG(wstatus));
     std::string last = LastLine(err);
     return FailedPreconditionError(
         who + " " + how +

@@ -45,18 +45,22 @@ StatusOr<ExecConfig> ParseExecStanza(const YAML::Node& node,
     exec.command = dir + "/" + exec.command;
   }
   if (YAML::Node args = node["args"]; args) {
-    if (!args.IsSequence()) return InvalidArgumentError(prefix + "args: not a list");
+    if (!args.IsSequence())
+      return InvalidArgumentError(prefix + "args: not a list");
     for (const YAML::Node& a : args) {
-      if (!a.IsScalar()) return InvalidArgumentError(prefix + "args: not a string");
+      if (!a.IsScalar())
+        return InvalidArgumentError(prefix + "args: not a string");
       exec.args.push_back(a.as<std::string>());
     }
   }
   if (YAML::Node env = node["env"]; env && !env.IsNull()) {
-    if (!env.IsSequence()) return InvalidArgumentError(prefix + "env: not a list");
+    if (!env.IsSequence())
+      return InvalidArgumentError(prefix + "env: not a list");
     for (const YAML::Node& e : env) {
       std::string name = Scalar(e, "name");
       if (name.empty() || name.find('=') != std::string::npos) {
-        return InvalidArgumentError(prefix + "env: an entry without a valid name");
+        return InvalidArgumentError(prefix +
+                                    "env: an entry without a valid name");
       }
       exec.env.emplace_back(name, Scalar(e, "value"));
     }
@@ -68,8 +72,10 @@ StatusOr<ExecConfig> ParseExecStanza(const YAML::Node& node,
     if (exec.api_version == kExecApiV1) {
       // client-go's validation refuses this too.
       return InvalidArgumentError(
-          prefix + "interactiveMode must be specified to use exec "
-                   "authentication plugin " + kExecApiV1 + " (Never, for k8s-agent)");
+          prefix +
+          "interactiveMode must be specified to use exec "
+          "authentication plugin " +
+          kExecApiV1 + " (Never, for k8s-agent)");
     }
     exec.interactive_mode = "IfAvailable";
   }

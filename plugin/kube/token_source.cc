@@ -64,8 +64,7 @@ StatusOr<Credential> FileTokenSource::Get() {
       mtime_ns != mtime_ns_) {
     auto text = ReadFileToString(path_, 1 << 20);
     if (!text.ok()) return UnauthenticatedError(text.status().message());
-    K8S_ASSIGN_OR_RETURN(token_,
-                         BearerTokenFrom(*text, "token file " + path_));
+    K8S_ASSIGN_OR_RETURN(token_, BearerTokenFrom(*text, "token file " + path_));
     valid_ = true;
     ino_ = st.st_ino;
     size_ = st.st_size;
@@ -97,14 +96,14 @@ class ExecTokenSource : public TokenSource {
 
 StatusOr<Credential> ExecTokenSource::Get() {
   int64_t now = std::time(nullptr);
-  bool expiring =
-      cred_.expires_at != 0 && cred_.expires_at <= now + kCredentialMarginSeconds;
+  bool expiring = cred_.expires_at != 0 &&
+                  cred_.expires_at <= now + kCredentialMarginSeconds;
   if (!have_ || stale_ || expiring) {
     // After a 401 the token just refused must not come back from the file
     // another agent wrote before; a newer one there is fine.
     std::string refused = stale_ ? cred_.token : "";
-    StatusOr<ExecCredential> fresh = cache_.Get(
-        [this] { return RunExecPlugin(exec_, info_); }, refused);
+    StatusOr<ExecCredential> fresh =
+        cache_.Get([this] { return RunExecPlugin(exec_, info_); }, refused);
     if (!fresh.ok()) return fresh.status();
     cred_ = std::move(fresh).value();
     have_ = true;

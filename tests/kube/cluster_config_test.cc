@@ -352,10 +352,9 @@ TEST_F(ClusterConfigTest, AuthProviderAndBasicAuthAreRefusedClearly) {
 }
 
 TEST_F(ClusterConfigTest, ProxyUrlAndTlsServerName) {
-  flags_.kubeconfig =
-      Kubeconfig("token: t",
-                 "    proxy-url: socks5://p:1080\n"
-                 "    tls-server-name: api.internal\n");
+  flags_.kubeconfig = Kubeconfig("token: t",
+                                 "    proxy-url: socks5://p:1080\n"
+                                 "    tls-server-name: api.internal\n");
   auto c = LoadClusterConfig(flags_, source_);
   ASSERT_THAT(c.status(), IsOk());
   EXPECT_EQ(c->proxy_url, "socks5h://p:1080");

@@ -115,11 +115,13 @@ TEST_F(ExecCredentialTest, ExecInfoHasClusterOnlyWhenAsked) {
 }
 
 TEST_F(ExecCredentialTest, RunsWithEnvArgsAndNoStdin) {
-  std::string plugin = Script("plugin", R"(
-printf '%s\n' "$KUBERNETES_EXEC_INFO" > ")" + dir_ + R"(/info"
-printf '%s %s %s\n' "$FOO" "$1" "$(cat)" > ")" + dir_ + R"(/seen"
-echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tk"}}'
-)");
+  std::string plugin = Script(
+      "plugin",
+      "printf '%s\\n' \"$KUBERNETES_EXEC_INFO\" > " + dir_ + "/info\n" +
+          "printf '%s %s %s\\n' \"$FOO\" \"$1\" \"$(cat)\" > " + dir_ +
+          "/seen\n" +
+          R"SH(echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"tk"}}')SH"
+          "\n");
   ExecConfig e = Exec(plugin);
   e.args = {"--region"};
   e.env = {{"FOO", "bar"}};
@@ -142,9 +144,9 @@ TEST_F(ExecCredentialTest, FailureNamesPluginAndStderrLastLineEscaped) {
 TEST_F(ExecCredentialTest, NotFoundShowsInstallHintAndAlwaysIsRefused) {
   ExecConfig e = Exec("k8s-agent-no-such-plugin");
   e.install_hint = "brew install it";
-  EXPECT_THAT(RunExecPlugin(e, ExecClusterInfo{}),
-              StatusIs(Code::kFailedPrecondition,
-                       "installHint: brew install it"));
+  EXPECT_THAT(
+      RunExecPlugin(e, ExecClusterInfo{}),
+      StatusIs(Code::kFailedPrecondition, "installHint: brew install it"));
   e = Exec(Script("plugin", "exit 0\n"));
   e.interactive_mode = "Always";
   EXPECT_THAT(RunExecPlugin(e, ExecClusterInfo{}),
@@ -216,7 +218,8 @@ TEST_F(ExecCredentialTest, CacheKeyCoversTheConfig) {
   b.args = {"eks"};
   EXPECT_NE(ExecCacheKey(a, "https://s"), ExecCacheKey(b, "https://s"));
   EXPECT_NE(ExecCacheKey(a, "https://s"), ExecCacheKey(a, "https://t"));
-  EXPECT_EQ(ExecCacheKey(a, "https://s"), ExecCacheKey(Exec("aws"), "https://s"));
+  EXPECT_EQ(ExecCacheKey(a, "https://s"),
+            ExecCacheKey(Exec("aws"), "https://s"));
   EXPECT_EQ(CredentialCacheDir("/x", "/h"), "/x/k8s-agent");
   EXPECT_EQ(CredentialCacheDir("", "/h"), "/h/.kube/cache/k8s-agent");
 }

@@ -88,7 +88,7 @@ exec-plugin-shared)
   grep -q '"kind":"ExecCredential"' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
   grep -q '"interactive":false' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
   grep -q '"cluster"' "$T/exec-info" && fail "cluster info without provideClusterInfo"
-  mode=$(stat -c %a "$T/cache/k8s-agent")
+  mode=$(command stat -c %a "$T/cache/k8s-agent")
   [ "$mode" = 700 ] || fail "cache dir mode $mode"
   grep -rq "$(cat "$T/api/token")" "$T"/err.* && fail "token logged"
   # A ninth agent later reuses the cached credential too.

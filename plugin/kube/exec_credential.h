@@ -66,13 +66,13 @@ std::string ExecInfoJson(const ExecConfig& exec, const ExecClusterInfo& info);
 /// Parses a plugin's stdout. Its apiVersion must be the one requested and
 /// its kind ExecCredential, as client-go requires; a token or a client
 /// certificate with its key must be present. `plugin` names it in errors.
-StatusOr<ExecCredential> ParseExecCredential(std::string_view json,
+StatusOr<ExecCredential> ParseExecCredential(std::string_view text,
                                              const std::string& api_version,
                                              const std::string& plugin);
 
 /// RFC 3339 ("2026-01-02T03:04:05Z", fractions and offsets allowed) to
 /// Unix seconds.
-StatusOr<int64_t> ParseRfc3339(std::string_view text);
+StatusOr<int64_t> ParseRfc3339(std::string_view s);
 
 /// The executable to run: `command` itself when it holds a slash, else the
 /// first match in `path_env` ($PATH). kFailedPrecondition names the

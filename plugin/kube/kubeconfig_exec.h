@@ -15,12 +15,12 @@ class Node;
 
 namespace k8s_agent::kube {
 
-/// Validates `exec` as client-go does: apiVersion v1 or v1beta1, a
-/// command, interactiveMode required by v1 (v1beta1 defaults it to
+/// Validates `node` (the exec map) as client-go does: apiVersion v1 or v1beta1,
+/// a command, interactiveMode required by v1 (v1beta1 defaults it to
 /// IfAvailable), env as name/value pairs. `dir` is the kubeconfig file's
 /// directory, against which a relative command with a slash resolves;
 /// `where` names the file and user in errors.
-StatusOr<ExecConfig> ParseExecStanza(const YAML::Node& exec,
+StatusOr<ExecConfig> ParseExecStanza(const YAML::Node& node,
                                      const std::string& dir,
                                      const std::string& where);
 

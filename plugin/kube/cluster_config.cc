@@ -16,6 +16,8 @@
 #include "plugin/base/base64.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/credential_cache.h"
+#include "plugin/kube/kubeconfig_exec.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -141,6 +143,93 @@ StatusOr<KubeconfigFile> LoadKubeconfigFile(const std::string& path) {
   return f;
 }
 
+// proxy-url as kubectl takes it: http, https or socks5. socks5 becomes
+// curl's socks5h because Go's SOCKS5 dialer sends the host name to the
+// proxy, which resolves it (the API server's name may only resolve there).
+StatusOr<std::string> CheckProxyUrl(const std::string& url,
+                                    const std::string& where) {
+  if (url.empty()) return url;
+  if (StartsWith(url, "http://") || StartsWith(url, "https://")) return url;
+  if (StartsWith(url, "socks5://")) return "socks5h://" + url.substr(9);
+  std::string scheme = url.substr(0, url.find("://"));
+  return InvalidArgumentError(
+      where + ": proxy-url scheme \"" + Printable(scheme) +
+      "\" is not supported (use http://, https:// or socks5://, as kubectl)");
+}
+
+Status ParseCluster(const Found& cluster, const std::string& cluster_name,
+                    ClusterConfig* c) {
+  const std::string& cluster_dir = cluster.file->dir;
+  const std::string where =
+      cluster.file->path + ": cluster \"" + Printable(cluster_name) + "\"";
+  c->server = Scalar(cluster.node, "server");
+  c->ca_file =
+      Resolve(cluster_dir, Scalar(cluster.node, "certificate-authority"));
+  std::string ca_data = Scalar(cluster.node, "certificate-authority-data");
+  if (!ca_data.empty()) {
+    K8S_ASSIGN_OR_RETURN(
+        c->ca_pem, DecodeField(ca_data, "certificate-authority-data", where));
+    c->ca_file.clear();
+  }
+  c->insecure_skip_tls_verify =
+      Scalar(cluster.node, "insecure-skip-tls-verify") == "true";
+  c->tls_server_name = Scalar(cluster.node, "tls-server-name");
+  K8S_ASSIGN_OR_RETURN(c->proxy_url,
+                       CheckProxyUrl(Scalar(cluster.node, "proxy-url"), where));
+  return OkStatus();
+}
+
+Status ParseUser(const Found& found_user, const std::string& user_name,
+                 ClusterConfig* c) {
+  const YAML::Node& user = found_user.node;
+  const std::string& user_dir = found_user.file->dir;
+  const std::string user_where =
+      found_user.file->path + ": user \"" + Printable(user_name) + "\"";
+  c->token = Scalar(user, "token");
+  c->token_file = Resolve(user_dir, Scalar(user, "tokenFile"));
+  if (!c->token.empty()) c->token_file.clear();
+  c->client_cert_file = Resolve(user_dir, Scalar(user, "client-certificate"));
+  c->client_key_file = Resolve(user_dir, Scalar(user, "client-key"));
+  std::string cert_data = Scalar(user, "client-certificate-data");
+  std::string key_data = Scalar(user, "client-key-data");
+  if (!cert_data.empty()) {
+    K8S_ASSIGN_OR_RETURN(
+        c->client_cert_pem,
+        DecodeField(cert_data, "client-certificate-data", user_where));
+    c->client_cert_file.clear();
+  }
+  if (!key_data.empty()) {
+    K8S_ASSIGN_OR_RETURN(c->client_key_pem,
+                         DecodeField(key_data, "client-key-data", user_where));
+    c->client_key_file.clear();
+  }
+  bool has_token = !c->token.empty() || !c->token_file.empty();
+  bool has_cert = !c->client_cert_file.empty() || !c->client_cert_pem.empty();
+  if (user["auth-provider"] && !has_token && !has_cert) {
+    return FailedPreconditionError(
+        user_where +
+        " uses an auth-provider plugin, which k8s-agent does not run (kubectl "
+        "removed the gcp and azure ones in 1.26); use an exec plugin, a "
+        "token, tokenFile or client certificate");
+  }
+  if (user["exec"] && !has_token) {
+    K8S_ASSIGN_OR_RETURN(c->exec,
+                         ParseExecStanza(user["exec"], user_dir, user_where));
+    return OkStatus();
+  }
+  if (!has_token && !has_cert &&
+      (!Scalar(user, "username").empty() ||
+       !Scalar(user, "password").empty())) {
+    // Sending nothing would be reported as "no credentials configured".
+    return FailedPreconditionError(
+        user_where +
+        " uses basic auth (username/password), which k8s-agent does not "
+        "support: the Kubernetes API server removed it in 1.19. Use a token, "
+        "tokenFile, client certificate or exec plugin");
+  }
+  return OkStatus();
+}
+
 StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
   std::vector<std::string> paths;
   for (const KubeconfigFile& f : files) paths.push_back(f.path);
@@ -179,57 +268,11 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
           "\" does not exist (clusters " + in_the + ": " +
           NamesIn(files, "clusters") + ")");
     }
-    const std::string& cluster_dir = cluster.file->dir;
-    c.server = Scalar(cluster.node, "server");
-    c.ca_file =
-        Resolve(cluster_dir, Scalar(cluster.node, "certificate-authority"));
-    std::string ca_data = Scalar(cluster.node, "certificate-authority-data");
-    if (!ca_data.empty()) {
-      K8S_ASSIGN_OR_RETURN(c.ca_pem,
-                           DecodeField(ca_data, "certificate-authority-data",
-                                       cluster.file->path + ": cluster \"" +
-                                           Printable(cluster_name) + "\""));
-      c.ca_file.clear();
-    }
-    c.insecure_skip_tls_verify =
-        Scalar(cluster.node, "insecure-skip-tls-verify") == "true";
-
+    K8S_RETURN_IF_ERROR(ParseCluster(cluster, cluster_name, &c));
     std::string user_name = Scalar(context.node, "user");
     Found found_user = Named(files, "users", user_name, "user");
     if (found_user.file != nullptr) {
-      const YAML::Node& user = found_user.node;
-      const std::string& user_dir = found_user.file->dir;
-      const std::string user_where =
-          found_user.file->path + ": user \"" + Printable(user_name) + "\"";
-      c.token = Scalar(user, "token");
-      c.token_file = Resolve(user_dir, Scalar(user, "tokenFile"));
-      if (!c.token.empty()) c.token_file.clear();
-      c.client_cert_file =
-          Resolve(user_dir, Scalar(user, "client-certificate"));
-      c.client_key_file = Resolve(user_dir, Scalar(user, "client-key"));
-      std::string cert_data = Scalar(user, "client-certificate-data");
-      std::string key_data = Scalar(user, "client-key-data");
-      if (!cert_data.empty()) {
-        K8S_ASSIGN_OR_RETURN(
-            c.client_cert_pem,
-            DecodeField(cert_data, "client-certificate-data", user_where));
-        c.client_cert_file.clear();
-      }
-      if (!key_data.empty()) {
-        K8S_ASSIGN_OR_RETURN(
-            c.client_key_pem,
-            DecodeField(key_data, "client-key-data", user_where));
-        c.client_key_file.clear();
-      }
-      bool has_credentials = !c.token.empty() || !c.token_file.empty() ||
-                             !c.client_cert_file.empty() ||
-                             !c.client_cert_pem.empty();
-      if (!has_credentials && (user["exec"] || user["auth-provider"])) {
-        return FailedPreconditionError(
-            "kubeconfig " + found_user.file->path + ": user \"" + user_name +
-            "\" uses an exec/auth-provider plugin, which k8s-agent does not "
-            "run; use a token, tokenFile or client certificate");
-      }
+      K8S_RETURN_IF_ERROR(ParseUser(found_user, user_name, &c));
     }
     c.source = where + " context " + context_name;
   } catch (const YAML::Exception& e) {
@@ -356,6 +399,17 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
   K8S_ASSIGN_OR_RETURN(config.server,
                        NormalizeServer(config.server, config.source));
 
+  if (!config.exec.command.empty()) {
+    config.exec.cache_dir = CredentialCacheDir(
+        Env(in_cluster, "XDG_CACHE_HOME"), Env(in_cluster, "HOME"));
+  }
+  if (config.ca_file.empty() && config.ca_pem.empty() &&
+      !config.insecure_skip_tls_verify) {
+    // No CA configured: Go (kubectl) then trusts the system roots, which
+    // these variables replace.
+    config.ssl_cert_file = Env(in_cluster, "SSL_CERT_FILE");
+    config.ssl_cert_dir = Env(in_cluster, "SSL_CERT_DIR");
+  }
   config.ns = !overrides.ns.empty()    ? overrides.ns
               : !kubeconfig_ns.empty() ? kubeconfig_ns
               : !sa_ns.empty()         ? sa_ns

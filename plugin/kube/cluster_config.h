@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "plugin/base/status.h"
+#include "plugin/kube/exec_credential.h"
 
 namespace k8s_agent::kube {
 
@@ -27,7 +28,8 @@ struct ClusterOverrides {
 /// Tests point these elsewhere; production uses the defaults.
 struct InClusterSource {
   std::string sa_dir = "/var/run/secrets/kubernetes.io/serviceaccount";
-  /// Environment lookup (KUBERNETES_SERVICE_HOST, _PORT, KUBECONFIG).
+  /// Environment lookup (KUBERNETES_SERVICE_HOST, _PORT, KUBECONFIG, HOME,
+  /// XDG_CACHE_HOME, SSL_CERT_FILE, SSL_CERT_DIR).
   std::map<std::string, std::string> env;
 };
 
@@ -39,6 +41,17 @@ struct ClusterConfig {
   std::string ca_file;
   std::string ca_pem;
   bool insecure_skip_tls_verify = false;  ///< Only if a kubeconfig says so.
+  /// With no CA configured (and TLS verified), the system's trust as Go
+  /// finds it: $SSL_CERT_FILE / $SSL_CERT_DIR when set, else the
+  /// distribution's bundle (the transport looks for it).
+  std::string ssl_cert_file;
+  std::string ssl_cert_dir;
+  /// kubeconfig clusters[].cluster.tls-server-name: the name the server's
+  /// certificate is checked against (and SNI), instead of the URL's host.
+  std::string tls_server_name;
+  /// kubeconfig clusters[].cluster.proxy-url (http, https, socks5): used
+  /// instead of $HTTPS_PROXY/$NO_PROXY, as kubectl does.
+  std::string proxy_url;
   /// Bearer token: a file re-read on change and after 401, or a literal
   /// from kubeconfig. Never logged.
   std::string token_file;
@@ -46,6 +59,8 @@ struct ClusterConfig {
   /// Client certificate auth (kubeconfig).
   std::string client_cert_file, client_cert_pem;
   std::string client_key_file, client_key_pem;
+  /// An exec credential plugin (users[].user.exec); command "" = none.
+  ExecConfig exec;
   /// Human-readable origin, for errors: "in-cluster service account",
   /// "kubeconfig /root/.kube/config context kind-kind", "flags".
   std::string source;

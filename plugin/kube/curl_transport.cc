@@ -13,7 +13,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
-#include "plugin/kube/bearer_token.h"
+#include "plugin/kube/curl_options.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -25,27 +25,6 @@ constexpr long kKeepIntervalSeconds = 10;
 
 std::once_flag g_curl_init;
 
-// With no CA configured (an API server with a publicly signed certificate,
-// as kubectl accepts), the distribution's trust store, found at run time:
-// this libcurl has no CA path built in, since the build machine's would be
-// wrong elsewhere. Debian/Ubuntu, RHEL/Fedora, SUSE, Alpine, as Go looks.
-const char* SystemCaBundle() {
-  static const char* const kBundles[] = {
-      "/etc/ssl/certs/ca-certificates.crt",
-      "/etc/pki/tls/certs/ca-bundle.crt",
-      "/etc/ssl/ca-bundle.pem",
-      "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",
-      "/etc/ssl/cert.pem",
-  };
-  static const char* const found = [] {
-    for (const char* path : kBundles) {
-      if (::access(path, R_OK) == 0) return path;
-    }
-    return static_cast<const char*>(nullptr);
-  }();
-  return found;
-}
-
 }  // namespace
 
 // One request: the easy handle and what its callbacks buffered for the
@@ -55,6 +34,7 @@ struct CurlTransport::Transfer {
   uint64_t id = 0;
   CurlEasy easy;
   CurlSlist headers;
+  CurlSlist connect_to;     // tls-server-name's route.
   std::string description;  // "GET https://host/path", for messages.
   HttpSink* sink = nullptr;
   bool streaming = false;
@@ -115,9 +95,11 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
-  if (!config_.token_file.empty() || !config_.token.empty()) {
-    auto token = CurrentToken();
-    if (!token.ok()) return token.status();
+  tokens_ = NewTokenSource(config_);
+  if (!config_.token_file.empty() || !config_.token.empty() ||
+      !config_.exec.command.empty()) {
+    auto credential = tokens_->Get();
+    if (!credential.ok()) return credential.status();
   }
   // An insecure-skip-tls-verify config was warned about once, by
   // LoadClusterConfig, where it was read.
@@ -139,45 +121,15 @@ CurlTransport::~CurlTransport() {
   multi_.reset();
 }
 
-StatusOr<std::string> CurlTransport::CurrentToken() {
-  if (config_.token_file.empty()) {
-    if (config_.token.empty()) return config_.token;
-    return BearerTokenFrom(config_.token, "the kubeconfig's token");
-  }
-  struct stat st;
-  if (::stat(config_.token_file.c_str(), &st) != 0) {
-    return UnauthenticatedError("token file " + config_.token_file + ": " +
-                                std::strerror(errno));
-  }
-  int64_t mtime_ns =
-      static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-  if (token_valid_ && st.st_ino == token_ino_ && st.st_size == token_size_ &&
-      mtime_ns == token_mtime_ns_) {
-    return token_;
-  }
-  auto text = ReadFileToString(config_.token_file, 1 << 20);
-  if (!text.ok()) {
-    return UnauthenticatedError(text.status().message());
-  }
-  StatusOr<std::string> token =
-      BearerTokenFrom(*text, "token file " + config_.token_file);
-  if (!token.ok()) return token.status();
-  token_ = std::move(token).value();
-  token_valid_ = true;
-  token_ino_ = st.st_ino;
-  token_size_ = st.st_size;
-  token_mtime_ns_ = mtime_ns;
-  return token_;
-}
-
-void CurlTransport::InvalidateToken() { token_valid_ = false; }
+void CurlTransport::InvalidateToken() { tokens_->Invalidate(); }
 
 Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
-                                const std::string& token) {
+                                const Credential& credential) {
   CURL* e = t->easy.get();
-  std::string url = config_.server + request.path;
-  t->description = request.method + " " + url;
-  curl_easy_setopt(e, CURLOPT_URL, url.c_str());
+  t->description = request.method + " " + config_.server + request.path;
+  std::vector<std::string> headers = request.headers;
+  K8S_RETURN_IF_ERROR(
+      ApplyRouteOptions(e, config_, request.path, &t->connect_to, &headers));
   curl_easy_setopt(e, CURLOPT_PRIVATE, t);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -200,51 +152,7 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
 
-  // TLS: trust exactly the configured CA (not the system store too).
-  if (config_.ca_file.empty() && config_.ca_pem.empty() &&
-      SystemCaBundle() != nullptr) {
-    curl_easy_setopt(e, CURLOPT_CAINFO, SystemCaBundle());
-  }
-  if (!config_.ca_file.empty()) {
-    curl_easy_setopt(e, CURLOPT_CAINFO, config_.ca_file.c_str());
-    curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);
-  }
-#if LIBCURL_VERSION_NUM >= 0x074D00
-  if (!config_.ca_pem.empty()) {
-    curl_blob blob{config_.ca_pem.data(), config_.ca_pem.size(),
-                   CURL_BLOB_COPY};
-    curl_easy_setopt(e, CURLOPT_CAINFO_BLOB, &blob);
-    curl_easy_setopt(e, CURLOPT_CAPATH, nullptr);
-  }
-  if (!config_.client_cert_pem.empty()) {
-    curl_blob blob{config_.client_cert_pem.data(),
-                   config_.client_cert_pem.size(), CURL_BLOB_COPY};
-    curl_easy_setopt(e, CURLOPT_SSLCERT_BLOB, &blob);
-    curl_easy_setopt(e, CURLOPT_SSLCERTTYPE, "PEM");
-  }
-  if (!config_.client_key_pem.empty()) {
-    curl_blob blob{config_.client_key_pem.data(), config_.client_key_pem.size(),
-                   CURL_BLOB_COPY};
-    curl_easy_setopt(e, CURLOPT_SSLKEY_BLOB, &blob);
-    curl_easy_setopt(e, CURLOPT_SSLKEYTYPE, "PEM");
-  }
-#else
-  if (!config_.ca_pem.empty() || !config_.client_cert_pem.empty() ||
-      !config_.client_key_pem.empty()) {
-    return FailedPreconditionError(
-        "kubeconfig *-data fields need libcurl >= 7.77; use file paths");
-  }
-#endif
-  if (!config_.client_cert_file.empty()) {
-    curl_easy_setopt(e, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
-  }
-  if (!config_.client_key_file.empty()) {
-    curl_easy_setopt(e, CURLOPT_SSLKEY, config_.client_key_file.c_str());
-  }
-  if (config_.insecure_skip_tls_verify) {
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
+  K8S_RETURN_IF_ERROR(ApplyTlsOptions(e, config_, credential));
 
   if (request.method != "GET") {
     curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, request.method.c_str());
@@ -262,8 +170,10 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
     return next != nullptr;
   };
   bool ok = true;
-  for (const std::string& h : request.headers) ok = ok && add(h);
-  if (!token.empty()) ok = ok && add("Authorization: Bearer " + token);
+  for (const std::string& h : headers) ok = ok && add(h);
+  if (!credential.token.empty()) {
+    ok = ok && add("Authorization: Bearer " + credential.token);
+  }
   ok = ok && add("Expect:");
   t->headers.reset(list);
   if (!ok) return InternalError("out of memory building request headers");
@@ -283,10 +193,10 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
   t->last_activity = clock_->Now();
   t->easy.reset(curl_easy_init());
   Status status = t->easy ? OkStatus() : InternalError("curl_easy_init failed");
-  StatusOr<std::string> token = std::string();
-  if (status.ok()) token = CurrentToken();
-  if (status.ok() && !token.ok()) status = token.status();
-  if (status.ok()) status = Configure(t.get(), request, *token);
+  StatusOr<Credential> credential = Credential{};
+  if (status.ok()) credential = tokens_->Get();
+  if (status.ok() && !credential.ok()) status = credential.status();
+  if (status.ok()) status = Configure(t.get(), request, *credential);
   if (status.ok() &&
       curl_multi_add_handle(multi_.get(), t->easy.get()) != CURLM_OK) {
     status = InternalError("curl_multi_add_handle failed");
@@ -504,6 +414,12 @@ Status CurlTransport::MapCurlError(CURLcode code, const Transfer& t) const {
   std::string detail = curl_easy_strerror(code);
   if (t.errbuf[0] != '\0') detail += ": " + Printable(t.errbuf);
   std::string what = t.description + ": " + detail;
+  long used_proxy = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_USED_PROXY, &used_proxy);
+  if (used_proxy != 0) {
+    Status proxy = MapProxyError(code, t, what);
+    if (!proxy.ok()) return proxy;
+  }
   bool tls_trust = false;
   switch (code) {
     case CURLE_PEER_FAILED_VERIFICATION:
@@ -533,10 +449,55 @@ Status CurlTransport::MapCurlError(CURLcode code, const Transfer& t) const {
         "TLS: x509: certificate verify failed: " + what +
         " (check --certificate-authority or the kubeconfig's "
         "certificate-authority for " +
-        config_.server + ")");
+        config_.server +
+        (config_.tls_server_name.empty()
+             ? ""
+             : ", whose certificate must name the tls-server-name \"" +
+                   Printable(config_.tls_server_name) + "\"") +
+        (config_.ca_file.empty() && config_.ca_pem.empty()
+             ? "; none is set, so the system trust store or $SSL_CERT_FILE "
+               "was used"
+             : "") +
+        ")");
   }
   // Refused, reset, timeouts, DNS: the server may come back.
   return UnavailableError(what);
+}
+
+}  // namespace k8s_agent::kube
+
+namespace k8s_agent::kube {
+
+// Failures that are the proxy's, named by host:port (never its
+// credentials): unreachable is transient, a refused CONNECT is not.
+Status CurlTransport::MapProxyError(CURLcode code, const Transfer& t,
+                                    const std::string& what) const {
+  const std::string proxy = "proxy " + Printable(ProxyInUse(config_));
+  const std::string origin = config_.proxy_url.empty()
+                                 ? " (from $HTTPS_PROXY/$ALL_PROXY; exempt the "
+                                   "server with $NO_PROXY)"
+                                 : " (the kubeconfig's proxy-url)";
+  long connect_code = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_HTTP_CONNECTCODE, &connect_code);
+  if (connect_code >= 300) {
+    std::string why =
+        connect_code == 407 ? " (proxy authentication required)" : "";
+    return FailedPreconditionError(
+        proxy + " refused to tunnel to " + config_.server + ": HTTP " +
+        std::to_string(connect_code) + why + origin + ": " + what);
+  }
+  switch (code) {
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_PROXY:
+      // With a tunnel up (CONNECT answered 200) the failure is past the
+      // proxy.
+      if (connect_code == 200) return OkStatus();
+      return UnavailableError(proxy + " could not be used" + origin + ": " +
+                              what);
+    default:
+      return OkStatus();
+  }
 }
 
 }  // namespace k8s_agent::kube

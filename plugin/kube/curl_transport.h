@@ -18,6 +18,7 @@
 #include "plugin/kube/cluster_config.h"
 #include "plugin/kube/curl_handles.h"
 #include "plugin/kube/http.h"
+#include "plugin/kube/token_source.h"
 
 namespace k8s_agent::kube {
 
@@ -31,9 +32,10 @@ namespace k8s_agent::kube {
 /// The transport must outlive every HttpCall it returned.
 class CurlTransport : public HttpTransport, public Pollable {
  public:
-  /// Checks the CA, client certificate and token files are readable and
-  /// sets up the multi handle. TLS is verified unless the kubeconfig said
-  /// insecure-skip-tls-verify.
+  /// Checks the CA, client certificate and token files are readable, gets
+  /// the first credential (an exec plugin runs here, before the event
+  /// loop) and sets up the multi handle. TLS is verified unless the kubeconfig
+  /// said insecure-skip-tls-verify.
   static StatusOr<std::unique_ptr<CurlTransport>> Create(
       const ClusterConfig& config, Clock* clock);
   ~CurlTransport() override;
@@ -42,7 +44,8 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   std::unique_ptr<HttpCall> Start(const HttpRequest& request,
                                   HttpSink* sink) override;
-  /// The next request re-reads the token file even if it looks unchanged.
+  /// The next request re-reads the token file even if it looks unchanged,
+  /// or gets a new exec credential (not the one just refused).
   void InvalidateToken() override;
 
   void CollectFds(std::vector<pollfd>* fds) override;
@@ -68,15 +71,16 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   CurlTransport(const ClusterConfig& config, Clock* clock);
   Status Init();
-  StatusOr<std::string> CurrentToken();
   Status Configure(Transfer* t, const HttpRequest& request,
-                   const std::string& token);
+                   const Credential& credential);
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
   void CheckIdle(TimePoint now);
   void Deliver();
   Status MapCurlError(CURLcode code, const Transfer& t) const;
+  Status MapProxyError(CURLcode code, const Transfer& t,
+                       const std::string& what) const;
 
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
                       void* socket_data);
@@ -95,13 +99,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   bool needs_delivery_ = false;
   long connections_opened_ = 0;
 
-  // Bearer token cache, keyed by the file's identity so a rotated
-  // (rewritten or re-linked) file is re-read.
-  std::string token_;
-  bool token_valid_ = false;
-  ino_t token_ino_ = 0;
-  off_t token_size_ = -1;
-  int64_t token_mtime_ns_ = -1;
+  std::unique_ptr<TokenSource> tokens_;
 };
 
 }  // namespace k8s_agent::kube

@@ -313,10 +313,75 @@ TEST_F(ClusterConfigTest, MalformedKubeconfig) {
               StatusIs(Code::kFailedPrecondition, "current-context"));
 }
 
-TEST_F(ClusterConfigTest, ExecPluginUserIsExplained) {
+TEST_F(ClusterConfigTest, ExecPluginIsRead) {
+  flags_.kubeconfig = Kubeconfig(R"(exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: bin/plugin
+      args: [get-token]
+      env: [{name: A, value: b}]
+      provideClusterInfo: true)");
+  source_.env["XDG_CACHE_HOME"] = "/xdg";
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c.status(), IsOk());
+  // Relative with a slash: the kubeconfig's directory, as kubectl.
+  EXPECT_EQ(c->exec.command, dir_ + "/kube/bin/plugin");
+  EXPECT_EQ(c->exec.args, std::vector<std::string>{"get-token"});
+  EXPECT_EQ(c->exec.env.at(0).second, "b");
+  EXPECT_EQ(c->exec.interactive_mode, "IfAvailable");
+  EXPECT_TRUE(c->exec.provide_cluster_info);
+  EXPECT_EQ(c->exec.cache_dir, "/xdg/k8s-agent");
   flags_.kubeconfig = Kubeconfig("exec: {command: gke-gcloud-auth-plugin}");
   EXPECT_THAT(LoadClusterConfig(flags_, source_),
-              StatusIs(Code::kFailedPrecondition, "exec"));
+              StatusIs(Code::kInvalidArgument, "apiVersion"));
+  flags_.kubeconfig = Kubeconfig(
+      "exec: {apiVersion: client.authentication.k8s.io/v1, command: x}");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument, "interactiveMode must be"));
+}
+
+TEST_F(ClusterConfigTest, AuthProviderAndBasicAuthAreRefusedClearly) {
+  flags_.kubeconfig = Kubeconfig("auth-provider: {name: gcp}");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kFailedPrecondition, "auth-provider plugin"));
+  flags_.kubeconfig = Kubeconfig("username: admin\n    password: pw");
+  auto c = LoadClusterConfig(flags_, source_);
+  EXPECT_THAT(c, StatusIs(Code::kFailedPrecondition,
+                          "basic auth (username/password), which k8s-agent "
+                          "does not support"));
+  EXPECT_THAT(c.status().message(), Not(HasSubstr("pw")));
+}
+
+TEST_F(ClusterConfigTest, ProxyUrlAndTlsServerName) {
+  flags_.kubeconfig = Kubeconfig("token: t",
+                                 "    proxy-url: socks5://p:1080\n"
+                                 "    tls-server-name: api.internal\n");
+  auto c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c.status(), IsOk());
+  EXPECT_EQ(c->proxy_url, "socks5h://p:1080");
+  EXPECT_EQ(c->tls_server_name, "api.internal");
+  flags_.kubeconfig = Kubeconfig("token: t", "    proxy-url: ftp://p:21\n");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument, "proxy-url scheme \"ftp\""));
+}
+
+TEST_F(ClusterConfigTest, SslCertFileOnlyWithoutConfiguredCa) {
+  source_.env["SSL_CERT_FILE"] = "/roots.pem";
+  source_.env["SSL_CERT_DIR"] = "/roots";
+  flags_.kubeconfig = Kubeconfig();
+  auto with_ca = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(with_ca.status(), IsOk());
+  EXPECT_EQ(with_ca->ssl_cert_file, "");
+  Write("plain", R"(apiVersion: v1
+current-context: dev
+contexts: [{name: dev, context: {cluster: c1, user: u1}}]
+clusters: [{name: c1, cluster: {server: "https://10.0.0.1:6443"}}]
+users: [{name: u1, user: {token: t}}]
+)");
+  flags_.kubeconfig = dir_ + "/plain";
+  auto no_ca = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(no_ca.status(), IsOk());
+  EXPECT_EQ(no_ca->ssl_cert_file, "/roots.pem");
+  EXPECT_EQ(no_ca->ssl_cert_dir, "/roots");
 }
 
 TEST_F(ClusterConfigTest, MissingCurrentContextNamesFileAndContext) {

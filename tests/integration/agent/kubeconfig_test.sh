@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 26 items 5, 6 and 18: kubeconfig features kubectl 1.20+ honours (exec
+# credential plugins, proxy-url, tls-server-name, basic auth, system trust),
+# through the k8s-agent binary against the fake API server, with
+# agent_test.sh's setup.
+#   kubeconfig_test.sh AGENT_BINARY SCENARIO
+AGENT_TEST_LIB=1
+# shellcheck source=tests/integration/agent/agent_test.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+
+# The kubeconfig alone must decide: no K8S_AGENT_* cluster settings.
+unset K8S_AGENT_SERVER K8S_AGENT_TOKEN_FILE K8S_AGENT_CERTIFICATE_AUTHORITY
+export XDG_CACHE_HOME="$T/cache"
+SERVER="https://127.0.0.1:$FAKE_APISERVER_PORT"
+
+# kubeconfig CLUSTER_LINES USER_LINES: writes $T/kubeconfig (each argument
+# is YAML indented 4 spaces, one key per line; the server is $KC_SERVER,
+# else the fake API server).
+kubeconfig() {
+  cat > "$T/kubeconfig" <<KC
+apiVersion: v1
+kind: Config
+current-context: dev
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1, namespace: default}
+clusters:
+- name: c1
+  cluster:
+    server: ${KC_SERVER:-$SERVER}
+$1
+users:
+- name: u1
+  user:
+$2
+KC
+}
+CA_LINE="    certificate-authority: $T/api/ca.crt"
+TOKEN_LINE="    tokenFile: $T/api/token"
+
+# A plugin that counts its runs in $T/runs and prints the server's token,
+# valid for an hour (after a first bad one when $T/bad-first exists).
+fake_plugin() {
+  cat > "$T/plugin.sh" <<PL
+#!/bin/sh
+echo run >> "$T/runs"
+printf '%s\n' "\$KUBERNETES_EXEC_INFO" > "$T/exec-info"
+exp=\$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)
+tok=\$(cat "$T/api/token")
+if [ -e "$T/bad-first" ] && [ "\$(wc -l < "$T/runs")" -eq 1 ]; then tok=wrong; fi
+sleep 0.3
+printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"%s","expirationTimestamp":"%s"}}\n' "\$tok" "\$exp"
+PL
+  chmod +x "$T/plugin.sh"
+}
+EXEC_LINES="    exec:
+      apiVersion: client.authentication.k8s.io/v1
+      command: ./plugin.sh
+      args: [--cluster, c1]
+      interactiveMode: Never"
+
+wait_only() {  # wait_only [ENV=...]: one --wait-only run for w-0; sets RC
+  env "$@" "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 10s \
+    --wait-only w-0 > "$T/out" 2> "$T/err"
+  RC=$?
+}
+
+case "$SCENARIO" in
+exec-plugin-shared)
+  # 8 agents of one job start at once: the plugin runs once, the others
+  # read its credential from the cache.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  fake_plugin
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  pids=()
+  for i in 1 2 3 4 5 6 7 8; do
+    "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 20s \
+      --wait-only w-0 > "$T/out.$i" 2> "$T/err.$i" &
+    pids+=($!)
+  done
+  for i in 0 1 2 3 4 5 6 7; do
+    wait "${pids[$i]}" || { cat "$T/err.$((i + 1))" > "$T/err"; fail "agent $((i + 1)) failed"; }
+  done
+  runs=$(wc -l < "$T/runs")
+  [ "$runs" -eq 1 ] || fail "plugin ran $runs times for 8 agents"
+  grep -q '"kind":"ExecCredential"' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
+  grep -q '"interactive":false' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
+  grep -q '"cluster"' "$T/exec-info" && fail "cluster info without provideClusterInfo"
+  mode=$(command stat -c %a "$T/cache/k8s-agent")
+  [ "$mode" = 700 ] || fail "cache dir mode $mode"
+  grep -rq "$(cat "$T/api/token")" "$T"/err.* && fail "token logged"
+  # A ninth agent later reuses the cached credential too.
+  wait_only
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(wc -l < "$T/runs")" -eq 1 ] || fail "plugin re-ran for a cached credential"
+  ok "8+1 agents, 1 plugin run"
+  ;;
+exec-plugin-401)
+  # The first credential is refused (401): dropped, the plugin re-runs once.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  fake_plugin
+  touch "$T/bad-first"
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  wait_only
+  [ $RC -eq 0 ] || fail "rc $RC"
+  runs=$(wc -l < "$T/runs")
+  [ "$runs" -eq 2 ] || fail "plugin ran $runs times"
+  ok "re-ran after 401"
+  ;;
+exec-plugin-fails)
+  printf '#!/bin/sh\necho "first line" >&2\nprintf "token expired\\033[31m; run login\\n" >&2\nexit 3\n' > "$T/plugin.sh"
+  chmod +x "$T/plugin.sh"
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -qF "plugin.sh exited with status 3: \"token expired\\x1b[31m; run login\"" "$T/err" || fail "message: $(cat "$T/err")"
+  kubeconfig "$CA_LINE" "    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: no-such-plugin-k8s
+      installHint: install it with apt-get install no-such-plugin"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'no-such-plugin-k8s.*not found.*installHint: install it with apt-get' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+proxy-url)
+  # proxy-url is used (the proxy sees the CONNECT) even with NO_PROXY.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  /usr/bin/python3 "$HERE/connect_proxy.py" tunnel "$T/proxy.ready" "$T/proxy.log" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -s "$T/proxy.ready" || fail "proxy did not start"
+  PX=$(cat "$T/proxy.ready")
+  kubeconfig "$CA_LINE
+    proxy-url: http://127.0.0.1:$PX" "$TOKEN_LINE"
+  wait_only NO_PROXY=127.0.0.1 no_proxy=127.0.0.1
+  [ $RC -eq 0 ] || fail "rc $RC"
+  grep -q "CONNECT 127.0.0.1:$FAKE_APISERVER_PORT" "$T/proxy.log" || fail "proxy not used: $(cat "$T/proxy.log" 2>&1)"
+  ok "via proxy"
+  ;;
+proxy-denied)
+  /usr/bin/python3 "$HERE/connect_proxy.py" deny "$T/proxy.ready" "$T/proxy.log" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -s "$T/proxy.ready" || fail "proxy did not start"
+  PX=$(cat "$T/proxy.ready")
+  kubeconfig "$CA_LINE
+    proxy-url: http://alice:s3cret@127.0.0.1:$PX" "$TOKEN_LINE"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "proxy 127.0.0.1:$PX refused to tunnel.*HTTP 407" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 's3cret' "$T/err" && fail "proxy password shown"
+  # HTTPS_PROXY (no proxy-url) pointing at a closed port: named too.
+  CLOSED=$(free_port)
+  kubeconfig "$CA_LINE" "$TOKEN_LINE"
+  wait_only HTTPS_PROXY="http://127.0.0.1:$CLOSED" NO_PROXY= no_proxy=
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "proxy 127.0.0.1:$CLOSED could not be used" "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+tls-server-name)
+  # A server at 127.0.0.2, whose certificate names only 127.0.0.1 and
+  # localhost: tls-server-name localhost makes it verify, as in kubectl.
+  fake_apiserver_certs "$T/api2" || fail "certs"
+  printf '[]' > "$T/pods2.json"
+  fake_apiserver_start "$T/api2" --pods "$T/pods2.json" --bind 127.0.0.2 \
+    --token-file "$T/api/token" || fail "apiserver 2"
+  AFTER_PIDS+=("$FAKE_APISERVER_PID")
+  P2=$FAKE_APISERVER_PORT
+  start_sshd
+  KC_SERVER="https://127.0.0.2:$P2" kubeconfig "    certificate-authority: $T/api2/ca.crt
+    tls-server-name: localhost" "$TOKEN_LINE"
+  "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 2s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  grep -qi 'x509\|certificate' "$T/err" && fail "TLS failed: $(cat "$T/err")"
+  total=$(curl -sS --cacert "$T/api2/ca.crt" --resolve "localhost:$P2:127.0.0.2" \
+    -H "Authorization: Bearer $(cat "$T/api/token")" "https://localhost:$P2/_control/stats" |
+    /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])')
+  [ "${total:-0}" -gt 0 ] || fail "no request reached the server: $(cat "$T/err")"
+  # The name is what the certificate is checked against: a wrong one fails
+  # even where the URL's host would verify.
+  kubeconfig "$CA_LINE
+    tls-server-name: wrong.example" "$TOKEN_LINE"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'certificate verify failed.*tls-server-name "wrong.example"' "$T/err" || fail "message: $(cat "$T/err")"
+  fake_apiserver_stop "$T/api2"
+  ok "$(cat "$T/err")"
+  ;;
+basic-auth)
+  kubeconfig "$CA_LINE" "    username: admin
+    password: hunter2"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'basic auth (username/password), which k8s-agent does not support' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'hunter2' "$T/err" && fail "password shown"
+  ok "$(cat "$T/err")"
+  ;;
+system-trust)
+  # No CA in the kubeconfig: $SSL_CERT_FILE is the trust, as for kubectl.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  kubeconfig "" "$TOKEN_LINE"
+  wait_only SSL_CERT_FILE="$T/api/ca.crt"
+  [ $RC -eq 0 ] || fail "with SSL_CERT_FILE: rc $RC"
+  wait_only -u SSL_CERT_FILE -u SSL_CERT_DIR
+  [ $RC -eq 255 ] || fail "without: rc $RC"
+  grep -q "certificate verify failed.*$SERVER.*certificate-authority" "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+*)
+  fail "unknown scenario"
+  ;;
+esac

@@ -144,7 +144,7 @@ Status SetNamespace(const Setting& s, ParseState* p) {
   return OkStatus();
 }
 
-Status SetTimeout(const Setting& s, ParseState* p) {
+Status SetPositiveDuration(const Setting& s, Duration* out) {
   if (s.value.empty()) return EmptyValueError(s);
   const std::string what = Quoted(s.origin, s.value);
   StatusOr<Duration> d = ParseDuration(s.value);
@@ -152,8 +152,12 @@ Status SetTimeout(const Setting& s, ParseState* p) {
   if (*d <= Duration::zero()) {
     return UsageError(what, "must be positive", "use e.g. 30s, 10m");
   }
-  p->options.timeout = *d;
+  *out = *d;
   return OkStatus();
+}
+
+Status SetTimeout(const Setting& s, ParseState* p) {
+  return SetPositiveDuration(s, &p->options.timeout);
 }
 
 /// A comma-separated list, or "none" (or empty) for no reason at all.
@@ -262,6 +266,19 @@ constexpr LongOption kLongOptions[] = {
      "how long to wait for each host's pod to be Running and answer SSH "
      "(default 10m; e.g. 30s, 10m, 1h30m)",
      SetTimeout},
+    {"api-first-answer-timeout", "DURATION", kAnywhere,
+     "fail this soon when the API server has not answered once (wrong "
+     "--server, kubeconfig or KUBERNETES_SERVICE_HOST; default 30s); once it "
+     "has answered, outages are waited out up to --timeout",
+     [](S s, P p) {
+       return SetPositiveDuration(s, &p->options.api_first_answer_timeout);
+     }},
+    {"watch-idle-timeout", "DURATION", kAnywhere,
+     "reconnect a watch that brought no event for this long (the API server "
+     "sends a bookmark about every minute; default 90s)",
+     [](S s, P p) {
+       return SetPositiveDuration(s, &p->options.watch_idle_timeout);
+     }},
     {"wait-for", "STATE", kAnywhere,
      "running: phase Running with a pod IP (default); ready: also the Ready "
      "condition",

@@ -155,6 +155,8 @@ int Main(int argc, char** argv) {
   setup.ns = options.cluster.ns;
   setup.label_selector = options.selector;
   setup.timeout = options.timeout;
+  setup.api_first_answer_timeout = options.api_first_answer_timeout;
+  setup.watch_idle_timeout = options.watch_idle_timeout;
   if (options.hostfile) return HostfileMain(options, std::move(setup));
 
   AgentConfig config;

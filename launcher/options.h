@@ -63,8 +63,13 @@ struct Options {
   kube::ClusterOverrides cluster;  ///< --namespace --kubeconfig --server ...
   std::string selector;            ///< --selector: label selector.
   Duration timeout = std::chrono::minutes(10);  ///< --timeout, per host.
-  std::string trace_file;                       ///< --trace FILE.
-  WaitFor wait_for = WaitFor::kRunning;         ///< --wait-for.
+  /// --api-first-answer-timeout: an API server that never answered fails
+  /// the wait this soon (a wrong --server is not a slow pod).
+  Duration api_first_answer_timeout = std::chrono::seconds(30);
+  /// --watch-idle-timeout: a watch with no event for this long is dead.
+  Duration watch_idle_timeout = std::chrono::seconds(90);
+  std::string trace_file;                ///< --trace FILE.
+  WaitFor wait_for = WaitFor::kRunning;  ///< --wait-for.
   /// Container waiting reasons that fail the wait at once.
   std::vector<std::string> fail_on_reasons;
   /// --ssh-config FILE: read instead of ~/.ssh/config; empty = that file.

@@ -79,6 +79,8 @@ WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name,
   if (policy.ns.empty()) policy.ns = config.setup.cluster.ns;
   policy.label_selector = config.setup.label_selector;
   policy.timeout = config.setup.timeout;
+  policy.api_first_answer_timeout = config.setup.api_first_answer_timeout;
+  policy.watch_idle_timeout = config.setup.watch_idle_timeout;
   policy.require_ready = config.require_ready;
   policy.fatal_reasons = config.fatal_reasons;
   policy.ssh = std::move(ssh);

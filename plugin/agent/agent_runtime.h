@@ -34,6 +34,10 @@ struct RunSetup {
   std::string label_selector;  ///< --selector.
   /// --timeout: bound on one host's whole wait (--hostfile: on the list).
   Duration timeout = std::chrono::minutes(10);
+  /// --api-first-answer-timeout: the budget before any API answer.
+  Duration api_first_answer_timeout = std::chrono::seconds(30);
+  /// --watch-idle-timeout: see PodWatcher::set_watch_idle_timeout.
+  Duration watch_idle_timeout = std::chrono::seconds(90);
 };
 
 /// One run's machinery, set up the same way for every mode. Owns the

@@ -89,6 +89,7 @@ void HostWaiter::StartWatcher(std::optional<kube::Pod> pod,
         if (!done()) Evaluate(clock_->Now());
       },
       seed_ + 2);
+  watcher_->set_watch_idle_timeout(policy_.watch_idle_timeout);
   watcher_->Start(std::move(pod), rv, now);
 }
 
@@ -102,7 +103,9 @@ Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
 }
 
 void HostWaiter::Evaluate(TimePoint now) {
-  if (done() || reresolving_) return;
+  // Before the lookup's answer nothing is known about the pod: absence is
+  // not "not created yet".
+  if (done() || reresolving_ || state_ == State::kResolving) return;
   if (watcher_ && watcher_->state() == kube::PodWatcher::State::kFailed) {
     Fail(watcher_->error().WithContext("watching " + PodRef()));
     return;
@@ -211,6 +214,9 @@ void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
 TimePoint HostWaiter::NextWake() const {
   if (done()) return TimePoint::max();
   TimePoint t = std::min({overall_.at(), next_progress_, api_retry_at_});
+  if (!client_->answered()) {
+    t = std::min(t, started_ + policy_.api_first_answer_timeout);
+  }
   if (watcher_) t = std::min(t, watcher_->NextWake());
   // Only while probing: a probe abandoned with a retry time in the past
   // (the pod stopped running) would otherwise wake the loop forever.
@@ -247,6 +253,13 @@ void HostWaiter::OnTimer(TimePoint now) {
     Fail(DeadlineExceededError(
         "timed out after " + FormatDuration(policy_.timeout) + " waiting for " +
         PodRef() + ": " + Describe(now) + " (" + remedy + ")"));
+    return;
+  }
+  if (Status s = kube::CheckFirstAnswer(
+          client_->answered(), started_, policy_.api_first_answer_timeout, now,
+          client_->config().server, TroubledApi());
+      !s.ok()) {
+    Fail(s.WithContext("looking up " + PodRef()));
     return;
   }
   if (api_retry_at_ <= now) {
@@ -287,7 +300,8 @@ void HostWaiter::OnTimer(TimePoint now) {
     } else {
       LogWarning(host_.original + ": " + PodRef() +
                  " does not exist yet after " + FormatDuration(now - started_) +
-                 "; still waiting (is the name right?)");
+                 "; still waiting (is the name right?" + EmptyNamespaceHint() +
+                 ")");
     }
   }
   MaybeProgress(now);
@@ -311,7 +325,22 @@ void HostWaiter::MaybeProgress(TimePoint now) {
              " so far, timeout " + FormatDuration(policy_.timeout) + ")");
 }
 
+std::string HostWaiter::EmptyNamespaceHint() const {
+  if (!namespace_empty_) return "";
+  if (!policy_.label_selector.empty()) {
+    return " no pod in namespace " + policy_.ns + " matches --selector " +
+           policy_.label_selector + ": are the namespace and selector right?";
+  }
+  return " namespace " + policy_.ns +
+         " holds no pods at all: is the namespace right? see --namespace";
+}
+
 std::string HostWaiter::Describe(TimePoint now) const {
+  if (state_ == State::kResolving && !lookup_answered_ && !TroubledApi()) {
+    // The request is in flight: say so, rather than a state of the pod.
+    return "no answer yet from the API server (" +
+           FormatDuration(now - started_) + ")";
+  }
   std::string s = summary_ + " for " + FormatDuration(now - summary_since_);
   if (probe_.failures() > 0) {
     s += "; ssh failed " + std::to_string(probe_.failures()) +

@@ -29,6 +29,12 @@ struct WaitPolicy {
   std::string ns;              ///< Namespace to look in.
   std::string label_selector;  ///< --selector: narrows hostname/IP lookups.
   Duration timeout = std::chrono::minutes(10);  ///< The whole wait.
+  /// The wait while the API server has never answered this agent: a dead
+  /// or wrong server fails in seconds, as kubectl does, not after
+  /// `timeout`.
+  Duration api_first_answer_timeout = std::chrono::seconds(30);
+  /// See PodWatcher::set_watch_idle_timeout.
+  Duration watch_idle_timeout = kube::PodWatcher::kDefaultWatchIdleTimeout;
   bool require_ready = false;  ///< --wait-for ready: also condition Ready.
   std::vector<std::string> fatal_reasons = DefaultFatalReasons();
   /// This host's ssh settings (port, user, keys, host key alias).
@@ -162,6 +168,8 @@ class HostWaiter : public Pollable {
   void RetireCall();
   void RetireWatcher();
   std::string Describe(TimePoint now) const;
+  // " namespace ns holds no pods at all: ..." or "" (see namespace_empty_).
+  std::string EmptyNamespaceHint() const;
   // The API tracker (ours or the watcher's) with failures, or nullptr.
   const kube::ApiHealth* TroubledApi() const;
   std::string PodRef() const;
@@ -188,6 +196,11 @@ class HostWaiter : public Pollable {
   TimePoint api_retry_at_ = TimePoint::max();
   bool listing_ = false;
   kube::PodList listed_;  // Pages accumulated so far.
+  // A lookup was answered: before that, "no answer yet", not pod state.
+  bool lookup_answered_ = false;
+  // The namespace-wide lookup found no pod at all: the namespace (or the
+  // selector) may be wrong, not just the name.
+  bool namespace_empty_ = false;
 
   // Following the pod.
   std::unique_ptr<kube::PodWatcher> watcher_;

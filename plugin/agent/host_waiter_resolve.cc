@@ -86,6 +86,7 @@ void HostWaiter::RetryApi(const Status& why, TimePoint now) {
 
 void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
   TimePoint now = clock_->Now();
+  lookup_answered_ = true;
   if (!list.ok()) {
     RetryApi(list.status(), now);
     return;
@@ -109,6 +110,7 @@ void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
 
 void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   TimePoint now = clock_->Now();
+  lookup_answered_ = true;
   if (!list.ok()) {
     RetryApi(list.status(), now);
     return;
@@ -126,6 +128,7 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
 
   kube::PodList all = std::move(listed_);
   listed_ = kube::PodList();
+  namespace_empty_ = all.items.empty();
   bool by_ip = host_.kind == HostName::Kind::kIp;
   TargetPick pick = PickTarget(host_, all.items, gone_uid_);
   if (pick.live.size() > 1) {

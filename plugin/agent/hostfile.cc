@@ -129,6 +129,7 @@ void HostfileCollector::Start(TimePoint now) {
       seed_);
   // Without a count to wait for, one list answers the question.
   watcher_->set_list_only(!waiting());
+  watcher_->set_watch_idle_timeout(options_.watch_idle_timeout);
   watcher_->Start(std::nullopt, "", now);
 }
 
@@ -435,6 +436,7 @@ StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
   options.ns = run.setup.ns.empty() ? run.setup.cluster.ns : run.setup.ns;
   options.label_selector = run.setup.label_selector;
   options.timeout = run.setup.timeout;
+  options.watch_idle_timeout = run.setup.watch_idle_timeout;
   options.ssh_for = run.setup.ssh_for;
   HostfileCollector collector(options, rt->client(),
                               options.ssh_ready ? rt->connector() : nullptr,

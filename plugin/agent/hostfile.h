@@ -39,6 +39,8 @@ struct HostfileOptions {
   bool ssh_ready = false;           ///< Only pods whose sshd answers.
   int wait_for_count = 0;           ///< >0: wait until this many qualify.
   Duration timeout = std::chrono::minutes(10);
+  /// See PodWatcher::set_watch_idle_timeout.
+  Duration watch_idle_timeout = std::chrono::seconds(90);
   HostfileFormat format = HostfileFormat::kOpenMpi;
   /// --ssh-ready: each pod's ssh settings, by pod name (the HOST mpirun
   /// will pass); unset: ssh's defaults.

@@ -37,4 +37,43 @@ const ApiHealth* ApiHealth::Worst(const ApiHealth* a, const ApiHealth* b) {
   return nullptr;
 }
 
+namespace {
+
+// The kind of failure, in the words a person searches for.
+std::string FailureKind(const ApiHealth* api) {
+  if (api == nullptr || api->last_error().ok()) {
+    return "no response (the connection or the request hangs)";
+  }
+  const std::string& m = api->last_error().message();
+  auto has = [&m](const char* s) { return m.find(s) != std::string::npos; };
+  std::string kind = "failed";
+  if (has("refused")) {
+    kind = "connection refused";
+  } else if (has("connect to server") || has("Couldn't connect")) {
+    // libcurl 8 no longer says "refused": refused or unreachable.
+    kind = "could not connect (connection refused or host unreachable)";
+  } else if (has("resolve")) {
+    kind = "host name not resolved";
+  } else if (has("SSL") || has("TLS")) {
+    kind = "TLS handshake failed";
+  } else if (has("timed out") || has("Timeout") || has("too slow")) {
+    kind = "timed out";
+  }
+  return kind + ": " + m;
+}
+
+}  // namespace
+
+Status CheckFirstAnswer(bool answered, TimePoint started, Duration budget,
+                        TimePoint now, const std::string& server,
+                        const ApiHealth* api) {
+  if (answered || now - started < budget) return OkStatus();
+  return UnavailableError(
+      "the API server " + server + " never answered within " +
+      FormatDuration(budget) + " (" + FailureKind(api) +
+      "); check --server, KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT or "
+      "the kubeconfig's server (a slow server: raise "
+      "--api-first-answer-timeout)");
+}
+
 }  // namespace k8s_agent::kube

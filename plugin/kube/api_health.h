@@ -43,6 +43,16 @@ class ApiHealth {
   Status last_error_;
 };
 
+/// The wait is over when the API server has not answered once within
+/// `budget` of `started` (kubectl fails in a fraction of a second against
+/// a dead server; waiting out --timeout would hide a wrong --server for
+/// ten minutes). OK while within the budget or once `answered`; otherwise
+/// kUnavailable naming `server`, what failed (from `api`, which may be
+/// nullptr while the first request still hangs) and what to check.
+Status CheckFirstAnswer(bool answered, TimePoint started, Duration budget,
+                        TimePoint now, const std::string& server,
+                        const ApiHealth* api);
+
 }  // namespace k8s_agent::kube
 
 #endif  // K8S_AGENT_PLUGIN_KUBE_API_HEALTH_H_

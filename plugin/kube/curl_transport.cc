@@ -138,9 +138,11 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   curl_easy_setopt(e, CURLOPT_TCP_KEEPIDLE, kKeepIdleSeconds);
   curl_easy_setopt(e, CURLOPT_TCP_KEEPINTVL, kKeepIntervalSeconds);
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, long{kConnectTimeoutMs});
-  // A watch lasts minutes by design; only our idle timer bounds it.
+  // A watch lasts minutes by design; only our idle timer bounds it. Other
+  // requests fail only when stalled (below 1 byte/s for the whole window).
   if (!request.streaming) {
-    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, long{kRequestTimeoutMs});
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, kRequestStallSeconds);
   }
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");

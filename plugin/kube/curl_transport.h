@@ -61,8 +61,11 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// Sockets curl currently wants polled.
   size_t sockets() const { return sockets_.size(); }
 
-  /// The total limit of a non-streaming request.
-  static constexpr int kRequestTimeoutMs = 30000;
+  /// A non-streaming request fails when no byte arrives for this long. No
+  /// total cap: a slow but progressing LIST may finish, and the caller's
+  /// own deadline (the host's --timeout) cancels the call (as kubectl sets
+  /// no request timeout by default).
+  static constexpr long kRequestStallSeconds = 30;
   static constexpr int kConnectTimeoutMs = 10000;
 
  private:

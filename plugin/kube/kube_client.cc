@@ -91,6 +91,7 @@ class KubeClient::BufferedCall : public HttpCall, public HttpSink {
 
   void OnHeaders(int http_status,
                  const std::map<std::string, std::string>& headers) override {
+    client_->answered_ = true;
     http_status_ = http_status;
     headers_ = headers;
   }
@@ -153,6 +154,7 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
 
   void OnHeaders(int http_status,
                  const std::map<std::string, std::string>& headers) override {
+    client_->answered_ = true;
     http_status_ = http_status;
     headers_ = headers;
   }

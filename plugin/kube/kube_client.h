@@ -72,6 +72,10 @@ class KubeClient {
 
   /// Requests started so far (tests and traces count API load).
   int requests() const { return requests_; }
+  /// The API server has answered at least once (any HTTP status): from
+  /// then on an outage gets the whole --timeout, before it only the
+  /// first-answer budget (a wrong --server should fail in seconds).
+  bool answered() const { return answered_; }
 
   const ClusterConfig& config() const { return config_; }
 
@@ -90,6 +94,7 @@ class KubeClient {
   HttpTransport* transport_;
   ClusterConfig config_;
   int requests_ = 0;
+  bool answered_ = false;
 };
 
 }  // namespace k8s_agent::kube

@@ -63,6 +63,7 @@ void PodWatcher::Start(std::optional<Pod> initial,
   retry_ = ApiRetryPolicy(seed_);
   fresh_from_list_ = false;
   consistent_list_ = false;
+  failed_watches_ = 0;
   resource_version_ = resource_version;
   if (resource_version_.empty()) {
     StartList(now);
@@ -78,17 +79,26 @@ void PodWatcher::Stop() {
 }
 
 TimePoint PodWatcher::NextWake() const {
+  if (state_ == State::kWatching && watch_idle_timeout_ > Duration::zero()) {
+    return last_event_at_ + watch_idle_timeout_;
+  }
   return state_ == State::kBackingOff ? retry_at_ : TimePoint::max();
 }
 
 void PodWatcher::OnTimer(TimePoint now) {
+  if (state_ == State::kWatching && watch_idle_timeout_ > Duration::zero() &&
+      now >= last_event_at_ + watch_idle_timeout_) {
+    OnWatchIdle(now);
+    return;
+  }
   if (state_ != State::kBackingOff || now < retry_at_) return;
   retry_at_ = TimePoint::max();
   Resume(now);
 }
 
 void PodWatcher::Resume(TimePoint now) {
-  // Same resourceVersion as before the error: no relist (rule 3).
+  // Same resourceVersion as before the error unless HandleError dropped it
+  // (410, or repeated watch failures).
   if (resource_version_.empty()) {
     StartList(now);
   } else {
@@ -123,6 +133,7 @@ void PodWatcher::StartWatch(TimePoint now) {
   ++watches_started_;
   events_in_watch_ = 0;
   watch_started_ = now;
+  last_event_at_ = now;
   auto min_s = std::max<int64_t>(
       1, std::chrono::duration_cast<seconds>(min_watch_timeout_).count());
   std::uniform_int_distribution<int64_t> dist(min_s, 2 * min_s - 1);
@@ -187,6 +198,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
   }
   retry_.OnSuccess();
   api_health_.Answered();
+  failed_watches_ = 0;
   if (selector_mode()) {
     for (Pod& pod : list->items) list_pages_.push_back(std::move(pod));
     list_continue_ = list->continue_token;
@@ -227,6 +239,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
 }
 
 void PodWatcher::OnWatchEvent(const WatchEvent& event) {
+  last_event_at_ = clock_->Now();
   // A bookmark that repeats the resourceVersion we hold is no progress: a
   // server (or proxy) answering every watch with one and closing must hit
   // the very-short-watch backoff, not a tight re-watch loop.
@@ -237,7 +250,9 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kError) {
     // Same classification as an HTTP status (rule 4): 410 relists.
     call_.reset();
+    in_stream_error_ = true;
     HandleError(event.error, clock_->Now());
+    in_stream_error_ = false;
     return;
   }
   retry_.OnSuccess();  // The credentials and RBAC work.
@@ -298,7 +313,30 @@ void PodWatcher::OnWatchEnd(const Status& status) {
   }
   // The server's timeoutSeconds passed: resume where we were (rule 1).
   api_health_.Answered();
+  failed_watches_ = 0;
   StartWatch(now);
+}
+
+void PodWatcher::OnWatchIdle(TimePoint now) {
+  // A SIGSTOPped server (or a silently dead path) keeps the connection
+  // open and sends nothing: TCP keepalive never fires while the kernel
+  // still answers. Bookmarks make silence itself the signal.
+  std::string idle = FormatDuration(now - last_event_at_);
+  LogInfo(Describe() + ": watch idle for " + idle + ": reconnecting");
+  call_.reset();
+  HandleError(UnavailableError("watch of " + Describe() + " idle for " + idle +
+                               " (no event or bookmark; the API server may "
+                               "be stopped or unreachable)"),
+              now);
+}
+
+bool PodWatcher::ShouldRelistAfterWatchFailure() {
+  ++failed_watches_;
+  if (!in_stream_error_ && failed_watches_ < kRelistAfterFailedWatches) {
+    return false;
+  }
+  failed_watches_ = 0;
+  return true;
 }
 
 void PodWatcher::HandleError(const Status& why, TimePoint now) {
@@ -322,6 +360,16 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
       Resume(now);
       return;
     case ApiAction::kRetry:
+      // Only a broken watch counts: 403 (RBAC warming up) and 429 (load
+      // shedding, where a LIST costs the server more) re-watch.
+      if (state_ == State::kWatching && why.code() == Code::kUnavailable &&
+          ShouldRelistAfterWatchFailure()) {
+        // Events the failed watches lost are gone for good: a fresh list
+        // gives the current state and a version to watch from.
+        LogDebug(Describe() + ": watch failed again (" + why.message() +
+                 "); relisting after the backoff");
+        resource_version_.clear();
+      }
       BackOff(d.status, d.delay, now);
       return;
     case ApiAction::kFail:

@@ -29,6 +29,15 @@ namespace k8s_agent::kube {
 ///                   |  403 (for a few seconds) --> kBackingOff
 ///                   |  401 (after one token reload), 403, TLS --> kFailed
 ///   kBackingOff --delay passes--> kWatching (same rv; no relist)
+///                             or kListing after kRelistAfterFailedWatches
+///                             broken watches in a row (refused, reset,
+///                             5xx, idle; not 403/429), or an in-stream
+///                             ERROR that is not 410 (the reflector relists
+///                             after any watch error: the pod may have
+///                             changed in events the broken watches lost)
+///   kWatching with no event (not even a BOOKMARK) for watch_idle_timeout:
+///                             the server is presumed stopped; a failed
+///                             watch (close, back off, re-watch)
 ///
 /// The decisions are ApiRetryPolicy's (api_retry.h). Name-mode lists ask
 /// for resourceVersion=0 (the watch cache), so a 410 costs the server no
@@ -96,6 +105,16 @@ class PodWatcher : public Pollable {
   /// Tests shorten it.
   void set_min_watch_timeout(Duration t) { min_watch_timeout_ = t; }
 
+  /// A real kube-apiserver sends a BOOKMARK about once a minute on every
+  /// watch that asked for them (real-apiserver.md), so 90 s without any
+  /// event means a stopped server or a dead path: not the minutes of
+  /// timeoutSeconds plus slack. Tests shorten it (--watch-idle-timeout).
+  static constexpr Duration kDefaultWatchIdleTimeout = std::chrono::seconds(90);
+  void set_watch_idle_timeout(Duration t) { watch_idle_timeout_ = t; }
+
+  /// Broken watches in a row after which the next attempt lists instead.
+  static constexpr int kRelistAfterFailedWatches = 3;
+
  private:
   void StartList(TimePoint now);
   void StartWatch(TimePoint now);
@@ -104,6 +123,10 @@ class PodWatcher : public Pollable {
   void OnList(StatusOr<PodList> list);
   void OnWatchEvent(const WatchEvent& event);
   void OnWatchEnd(const Status& status);
+  // No event for watch_idle_timeout_: close the watch as failed.
+  void OnWatchIdle(TimePoint now);
+  // After a failed watch: whether the retry must list (see the diagram).
+  bool ShouldRelistAfterWatchFailure();
   // The single decision point after any failed list or watch.
   void HandleError(const Status& why, TimePoint now);
   void BackOff(const Status& why, Duration delay, TimePoint now);
@@ -127,6 +150,7 @@ class PodWatcher : public Pollable {
   ApiRetryPolicy retry_;
   std::mt19937_64 rng_;
   Duration min_watch_timeout_ = std::chrono::minutes(5);
+  Duration watch_idle_timeout_ = kDefaultWatchIdleTimeout;
   State state_ = State::kIdle;
   std::optional<Pod> pod_;
   std::map<std::string, Pod> pods_;
@@ -139,7 +163,12 @@ class PodWatcher : public Pollable {
   ApiHealth api_health_;
   std::string resource_version_;
   TimePoint watch_started_{};
+  TimePoint last_event_at_{};  // Of the open watch: for the idle limit.
   int events_in_watch_ = 0;
+  // Watches that failed since the last list or clean watch end.
+  int failed_watches_ = 0;
+  // The failure being handled arrived as an in-stream ERROR event.
+  bool in_stream_error_ = false;
   // Set by a successful list, cleared by any watch event: a 410 on a watch
   // from a fresh list RV must not relist at once (that could loop).
   bool fresh_from_list_ = false;

@@ -739,9 +739,9 @@ TEST_F(HostWaiterTest, ApiOutageIsReportedAsSuchNotAsPodState) {
               StatusIs(Code::kDeadlineExceeded,
                        "waiting for pod default/w-0: no usable answer from "
                        "the API server for "));
+  // (After three broken watches in a row the retry is a LIST.)
   EXPECT_THAT(w.status().message(),
-              HasSubstr("last error: watch pods in default: Connection "
-                        "refused"));
+              HasSubstr("pods in default: Connection refused"));
   EXPECT_THAT(w.status().message(),
               HasSubstr("last known: Pending: ContainerCreating"));
   EXPECT_THAT(w.status().message(),
@@ -778,6 +778,82 @@ TEST_F(HostWaiterTest, ApiDownFromTheStartSaysSoNotPodMissing) {
   EXPECT_THAT(w.status(), StatusIs(Code::kDeadlineExceeded,
                                    "no usable answer from the API server for"));
   EXPECT_THAT(w.status().message(), HasSubstr("the pod was not read yet"));
+}
+
+TEST_F(HostWaiterTest, ApiServerThatNeverAnsweredFailsAfterItsOwnBudget) {
+  // Given an API server that refuses every connection from the start (a
+  // wrong --server), expect the wait to end after the first-answer budget
+  // (30 s), not the 10 min --timeout, naming the server, the failure and
+  // what to check.
+  HostWaiter& w = Make("w-0");
+  ApiDownUntilDone(
+      "list pods in default: GET https://10.96.0.1:443/api/v1/...: "
+      "Couldn't connect to server: Failed to connect to 10.96.0.1 port 443: "
+      "Connection refused");
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_LE(clock_.Now() - FakeClock().Now(), seconds(31));
+  EXPECT_THAT(w.status(), StatusIs(Code::kUnavailable,
+                                   "the API server https://10.96.0.1:443 never "
+                                   "answered within 30.0s (connection "
+                                   "refused: "));
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("check --server, KUBERNETES_SERVICE_HOST"));
+  EXPECT_THAT(w.status().message(), HasSubstr("--api-first-answer-timeout"));
+}
+
+TEST_F(HostWaiterTest, FirstAnswerBudgetIsSettable) {
+  WaitPolicy policy;
+  policy.api_first_answer_timeout = seconds(2);
+  HostWaiter& w = Make("w-0", policy);
+  EXPECT_EQ(w.NextWake(), clock_.Now() + seconds(2));
+  Advance(seconds(2));  // The lookup still hangs: no error yet.
+  EXPECT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status(), StatusIs(Code::kUnavailable,
+                                   "never answered within 2.0s (no response"));
+}
+
+TEST_F(HostWaiterTest, OutageAfterAnAnswerGetsTheWholeTimeout) {
+  // Given a server that answered once, expect an outage to be waited out
+  // up to --timeout (as before), not cut at the first-answer budget.
+  WaitPolicy policy;
+  policy.timeout = seconds(120);
+  HostWaiter& w = Make("w-0", policy);
+  http_.Headers(0, 200);  // The server answers (the real transport: bytes).
+  http_.Done(0, UnavailableError("connection reset"));
+  ApiDownUntilDone("Connection refused");
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kDeadlineExceeded, "timed out after 2m0s"));
+}
+
+TEST_F(HostWaiterTest, SlowLookupSaysNoAnswerYetNotThatThePodIsMissing) {
+  // Given a lookup LIST that takes 25 s to answer, expect progress lines
+  // to say the API server has not answered yet, never "does not exist
+  // yet" before any answer; then, after the answer (no pod at all in the
+  // namespace), the not-found hint after not_found_grace names the
+  // namespace.
+  HostWaiter& w = Make("w-0");
+  std::string log = CaptureLog([&] {
+    SetLogLevel(LogLevel::kWarning);
+    for (int i = 0; i < 25; ++i) Advance(seconds(1));
+    SetLogLevel(LogLevel::kError);
+  });
+  EXPECT_THAT(log, Not(HasSubstr("does not exist")));
+  EXPECT_THAT(log, HasSubstr("waiting for pod default/w-0: no answer yet "
+                             "from the API server (5.0s)"));
+  ASSERT_EQ(http_.size(), 1u);
+  http_.Respond(0, 200, List({}, "500"));
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Respond(1, 200, List({}, "500"));
+  ASSERT_EQ(http_.size(), 3u);  // The watch for its creation.
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  log = CaptureLog([&] {
+    SetLogLevel(LogLevel::kWarning);
+    for (int i = 0; i < 12; ++i) Advance(seconds(1));
+    SetLogLevel(LogLevel::kError);
+  });
+  EXPECT_THAT(log, HasSubstr("does not exist yet after 35"));
+  EXPECT_THAT(log, HasSubstr("namespace default holds no pods at all: is "
+                             "the namespace right?"));
 }
 
 TEST_F(HostWaiterTest, OversizedEventIsNamedInTheFinalMessage) {
@@ -819,6 +895,9 @@ TEST_F(HostWaiterTest, DeletedAndNotReplacedFailsAfterGrace) {
 TEST_F(HostWaiterTest, TimeoutNamesTheLastStateSeen) {
   WaitPolicy policy;
   policy.timeout = std::chrono::minutes(10);
+  // The scripted watch stays open and healthy but, unlike a real server,
+  // sends no bookmarks: keep the silence under the watch idle limit.
+  policy.watch_idle_timeout = std::chrono::minutes(20);
   HostWaiter& w = Make("w-0", policy);
   http_.Respond(0, 200, Found({.waiting = "ContainerCreating"}));
   for (int i = 0; i < 30 && !w.done(); ++i) Advance(seconds(30));

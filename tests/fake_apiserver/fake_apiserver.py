@@ -64,6 +64,9 @@ Test controls (bearer token required; not counted in stats, never faulted):
           "in_stream": bool}   next N matching requests fail (WATCH with
                                in_stream: 200 then an ERROR event);
          {"delay_ms": D, "count": N, "path_prefix", "method"}  delay answers;
+         {"trickle_s": S, "count": N, ...}  headers at once, then the body
+                               in 50 pieces spread over S seconds (a slow
+                               but progressing answer);
          {"drop_watches": true}  close every open watch abruptly;
          {"compact": true}       every RV before now becomes 410 Expired;
          {"expired_mode": "event"|"http"}  how a too-old watch RV fails;
@@ -596,7 +599,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         for k, v in (headers or {}).items():
             self.send_header(k, str(v))
         self.end_headers()
-        self.wfile.write(body)
+        trickle = getattr(self, "trickle_s", None)
+        if not trickle:
+            self.wfile.write(body)
+            return
+        self.trickle_s = None
+        pieces = 50
+        step = max(1, -(-len(body) // pieces))
+        for i in range(0, len(body), step):
+            self.wfile.write(body[i:i + step])
+            self.wfile.flush()
+            if i + step < len(body):
+                time.sleep(trickle / pieces)
 
     def send_status(self, code, message, reason=None, name=None, headers=None,
                     details=False):
@@ -696,6 +710,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         verb = "GET" if name else ("WATCH" if watch else "LIST")
         self.state.count(verb, path)
         fault = self.state.take_fault(verb, path)
+        self.trickle_s = fault.get("trickle_s") if fault else None
         if fault and fault.get("delay_ms"):
             time.sleep(fault["delay_ms"] / 1000.0)
         elif fault and fault.get("status"):
@@ -1006,7 +1021,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 if f.get("history_events") is not None:
                     st.history_events = int(f["history_events"])
                     st.trim()
-                if f.get("status") or f.get("delay_ms"):
+                if f.get("status") or f.get("delay_ms") or \
+                        f.get("trickle_s"):
                     fault = dict(f)
                     fault["count"] = int(f.get("count", 1))
                     fault.setdefault("method", "any")

@@ -10,6 +10,7 @@
 #include "tests/fakes/fake_clock.h"
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/fake_pods.h"
+#include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::kube {
@@ -414,6 +415,83 @@ TEST_F(PodWatcherTest, OnChangeMayStopTheWatcher) {
   EXPECT_EQ(w->state(), State::kIdle);
   EXPECT_TRUE(transport_.cancelled(0));
   EXPECT_EQ(w->pod()->resource_version, "6");  // Nothing after Stop().
+}
+
+// ---- Watches that keep failing, and silent ones (issue 26 items 9, 10) -----
+
+TEST_F(PodWatcherTest, InStreamServerErrorRelistsAfterTheBackoff) {
+  // Given a watch answered by an in-stream ERROR 500 (LIST works), expect
+  // the retry to LIST (as client-go's reflector does after a watch error),
+  // so a pod that turned Running meanwhile is seen.
+  StartWatchingAt("5");
+  transport_.Data(0, Line("ERROR", StatusBody(500, "InternalError")));
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_EQ(transport_.size(), 1u);
+  clock_.Advance(watcher_.NextWake() - clock_.Now());
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  EXPECT_FALSE(IsWatch(transport_.last())) << transport_.last().path;
+  transport_.Respond(1, 200,
+                     R"({"metadata":{"resourceVersion":"300"},"items":[)" +
+                         PodJson("uid-1", "250", "Succeeded") + "]}");
+  EXPECT_EQ(watcher_.pod()->phase, "Succeeded");
+  ExpectWatchFrom("300");
+}
+
+TEST_F(PodWatcherTest, RepeatedlyFailingWatchesRelist) {
+  // Given watches that each break mid-chunk, expect re-watches from the
+  // same version at first, then a LIST after the third failure in a row.
+  StartWatchingAt("5");
+  for (int i = 0; i < PodWatcher::kRelistAfterFailedWatches; ++i) {
+    size_t last = transport_.last_index();
+    ASSERT_TRUE(IsWatch(transport_.last())) << "attempt " << i;
+    EXPECT_EQ(QueryParam(transport_.last(), "resourceVersion"), "5");
+    transport_.Headers(last, 200);
+    transport_.Data(last, R"({"type":"MODIFIED","obj)");
+    transport_.Done(last, UnavailableError("transfer closed with outstanding "
+                                           "read data remaining"));
+    ASSERT_EQ(watcher_.state(), State::kBackingOff);
+    clock_.Advance(watcher_.NextWake() - clock_.Now());
+    Tick();
+  }
+  EXPECT_FALSE(IsWatch(transport_.last())) << transport_.last().path;
+  EXPECT_EQ(watcher_.lists_started(), 1);
+  EXPECT_EQ(watcher_.watches_started(), 3);
+}
+
+TEST_F(PodWatcherTest, SilentWatchIsClosedAfterTheIdleLimitAndResumed) {
+  // Given an open watch on a stopped server (no bytes, connection open),
+  // expect it closed after 90 s without an event (bookmarks come about
+  // every 60 s), logged at -v, and a re-watch from the latest version.
+  StartWatchingAt("5");
+  clock_.Advance(seconds(60));
+  Tick();
+  transport_.Data(0, Bookmark("9"));  // A bookmark restarts the idle limit.
+  clock_.Advance(seconds(89));
+  Tick();
+  EXPECT_TRUE(transport_.active(0));
+  EXPECT_EQ(watcher_.NextWake(), clock_.Now() + seconds(1));
+  std::string log = CaptureLog([&] {
+    SetLogLevel(LogLevel::kInfo);
+    clock_.Advance(seconds(1));
+    Tick();
+    SetLogLevel(LogLevel::kWarning);
+  });
+  EXPECT_THAT(log, ::testing::HasSubstr(
+                       "pod default/w0: watch idle for 1m30s: reconnecting"));
+  EXPECT_TRUE(transport_.cancelled(0));
+  EXPECT_EQ(watcher_.state(), State::kBackingOff);
+  EXPECT_TRUE(watcher_.api_health().troubled());
+  clock_.Advance(watcher_.NextWake() - clock_.Now());
+  Tick();
+  ASSERT_EQ(transport_.size(), 2u);
+  ExpectWatchFrom("9");
+}
+
+TEST_F(PodWatcherTest, WatchIdleTimeoutIsSettable) {
+  watcher_.set_watch_idle_timeout(seconds(3));
+  StartWatchingAt("5");
+  EXPECT_EQ(watcher_.NextWake(), clock_.Now() + seconds(3));
 }
 
 // ---- Selector mode ----------------------------------------------------------

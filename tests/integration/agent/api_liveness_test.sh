@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Issue 26 items 7-10: a dead, slow, watch-failing or stopped API server,
+# with agent_test.sh's setup (fake API server, loopback sshd).
+#   api_liveness_test.sh AGENT_BINARY SCENARIO
+AGENT_TEST_LIB=1
+# shellcheck source=tests/integration/agent/agent_test.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+
+case "$SCENARIO" in
+dead-server)
+  # Nothing listens at the server's address: fail after the first-answer
+  # budget (set through the environment here), not after --timeout.
+  t0=$(date +%s%N)
+  K8S_AGENT_SERVER=https://127.0.0.1:1 K8S_AGENT_API_FIRST_ANSWER_TIMEOUT=2s \
+    run_agent w-0 true
+  took=$(ms_since "$t0")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -Eq "the API server https://127.0.0.1:1 never answered within 2.0s \((connection refused|could not connect)" "$T/err" \
+    || fail "message does not name the server and the failure"
+  grep -q "check --server, KUBERNETES_SERVICE_HOST" "$T/err" || fail "message says nothing to check"
+  [ "$took" -lt 15000 ] || fail "took ${took} ms"
+  ok "dead server failed in ${took} ms: $(tr '\n' ' ' < "$T/err")"
+  ;;
+slow-first-list)
+  # The first LIST is answered after 17 s: until then the agent says it has
+  # no answer yet, never that the pod does not exist.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/faults '{"delay_ms":17000,"method":"LIST","count":1}'
+  run_agent --timeout 40s w-0 echo answered
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = answered ] || fail "stdout: $(cat "$T/out")"
+  grep -q "does not exist" "$T/err" && fail "claimed the pod does not exist before any answer"
+  grep -q "no answer yet from the API server" "$T/err" || fail "no 'no answer yet' progress line"
+  ok "slow LIST: $(tr '\n' ' ' < "$T/err")"
+  ;;
+slow-progressing-list)
+  # Three LISTs in a row take 35 s each, bytes trickling all the while: no
+  # per-request total cap may cut a progressing answer (only 30 s with no
+  # byte at all does), so the first one finishes within --timeout.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/faults '{"trickle_s":35,"method":"LIST","count":3}'
+  t0=$(date +%s%N)
+  run_agent --timeout 60s w-0 echo finished
+  took=$(ms_since "$t0")
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = finished ] || fail "stdout: $(cat "$T/out")"
+  grep -q "does not exist" "$T/err" && fail "claimed the pod does not exist before any answer"
+  ok "35 s trickled LIST finished; ready in ${took} ms"
+  ;;
+watch-always-fails)
+  # Every watch gets an in-stream ERROR 500 while LIST works: the agent
+  # must relist, or it never sees the pod turn Running.
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/stats/reset
+  api POST /_control/faults '{"status":500,"method":"WATCH","in_stream":true,"count":1000000}'
+  run_agent_bg --timeout 30s w-0 echo relisted
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 30
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = relisted ] || fail "stdout: $(cat "$T/out")"
+  [ "$(count_of LIST)" -ge 2 ] || fail "no relist: $(count_of LIST) LIST(s)"
+  ok "relisted under failing watches: $(count_of LIST) LISTs, $(count_of WATCH) WATCHes"
+  ;;
+api-stopped)
+  # The API server is stopped (SIGSTOP) under an open watch: its socket
+  # stays open and silent. With bookmarks every second and a 3 s watch idle
+  # limit the agent must notice while it is stopped, and after SIGCONT see
+  # the pod turn Running.
+  printf '[{"name":"w-0","phase":"Pending"}]' > "$T/pods.json"
+  fake_apiserver_restart "$T/api" --pods "$T/pods.json" --bookmark-interval 1 || fail "restart"
+  start_sshd
+  run_agent_bg -v --watch-idle-timeout 3s --timeout 60s w-0 echo resumed
+  wait_watching 1
+  api_pid=$(cat "$T/api/apiserver.pid")
+  kill -STOP "$api_pid"; STOPPED_PIDS+=("$api_pid")
+  t0=$(date +%s%N)
+  wait_for 20 grep -q "watch idle for" "$T/err" || fail "the stopped server was never noticed"
+  noticed=$(ms_since "$t0")
+  kill -CONT "$api_pid"; STOPPED_PIDS=()
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 40
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
+  ok "stopped server noticed in ${noticed} ms: $(grep 'watch idle' "$T/err" | head -1)"
+  ;;
+*)
+  fail "unknown scenario"
+  ;;
+esac

@@ -431,8 +431,14 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
         NoteEagain(Op::kSignal);
         return false;
       }
-      LogDebug("ssh: cannot open a channel to forward SIG" + signal_ + ": " +
-               LastError(session_));
+      // Said at -v: the agent still ends after the grace, but the command
+      // may keep running on the pod. sshd refuses a second session when
+      // MaxSessions is 1 (and ignores signal requests for root sessions).
+      LogInfo("ssh: SIG" + signal_ +
+              " could not be delivered to the remote command: the server "
+              "refused a second session channel (" +
+              LastError(session_) +
+              "; sshd's MaxSessions 1?); ending the session after the grace");
       SignalSent(now);
       return true;
     }
@@ -448,7 +454,10 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   }
   NoteDone(Op::kSignal);
   if (rc != 0) {
-    LogDebug("ssh: cannot forward SIG" + signal_ + ": " + LastError(session_));
+    LogInfo("ssh: SIG" + signal_ +
+            " could not be delivered to the remote command: the server "
+            "refused the exec on a second channel (" +
+            LastError(session_) + "); ending the session after the grace");
   } else {
     LogInfo("ssh: forwarded SIG" + signal_ +
             " to the command's process group through a second channel");

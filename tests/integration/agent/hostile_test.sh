@@ -287,6 +287,21 @@ max-auth-tries)
   [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$T/sshd.log")"
   ok "$(cat "$T/err")"
   ;;
+sigterm-max-sessions-one)
+  # As root, sshd ignores the signal request and the fallback needs a
+  # second session, which MaxSessions 1 refuses: -v says the signal was not
+  # delivered, and the grace still ends the agent with 128+15.
+  echo "MaxSessions 1" >> "$T/ssh/sshd_config"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  run_agent_bg -v w-0 "$REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote command never started"
+  kill -TERM "$AGENT_PID"
+  wait_agent 15
+  [ $RC -eq 143 ] || fail "rc $RC, want 143"
+  grep -q 'SIGTERM could not be delivered to the remote command: the server refused a second session channel' "$T/err" || fail "no message: $(cat "$T/err")"
+  ok "$(grep 'could not be delivered' "$T/err")"
+  ;;
 *)
   fail "unknown scenario"
   ;;

@@ -19,7 +19,7 @@ std::vector<ssh::ConfigFile> SshConfigFiles(const Options& options,
   // -F: that file alone (ssh reads no system file then); "none": none.
   if (!options.ssh_config_only.empty()) {
     if (options.ssh_config_only == "none") return {};
-    return {{options.ssh_config_only, true, true}};
+    return {{options.ssh_config_only, true, true, "-F"}};
   }
   // --ssh-config (a worker whose HOME is read-only keeps its settings
   // elsewhere) stands for ~/.ssh/config; /etc/ssh/ssh_config is read after
@@ -28,7 +28,7 @@ std::vector<ssh::ConfigFile> SshConfigFiles(const Options& options,
   if (options.ssh_config_file.empty()) {
     files.push_back({home + "/.ssh/config", true, false});
   } else {
-    files.push_back({options.ssh_config_file, true, true});
+    files.push_back({options.ssh_config_file, true, true, "--ssh-config"});
   }
   files.push_back({"/etc/ssh/ssh_config", false, false});
   return files;

@@ -72,7 +72,9 @@ class Reader {
     post_canon_ = post_canon;
     for (const ConfigFile& f : files) {
       bool active = true;
-      K8S_RETURN_IF_ERROR(Read(f.path, f.user, f.required, false, &active, 0));
+      K8S_RETURN_IF_ERROR(Read(f.path, f.user,
+                               f.required ? &f.named_by : nullptr, false,
+                               &active, 0));
     }
     return OkStatus();
   }
@@ -85,12 +87,14 @@ class Reader {
   }
 
  private:
-  Status Read(const std::string& path, bool user, bool required,
+  // `named_by`: how the user named a file that must exist (-F,
+  // --ssh-config), for the error when it cannot be read; null otherwise.
+  Status Read(const std::string& path, bool user, const std::string* named_by,
               bool never_match, bool* active, int depth) {
     StatusOr<std::string> text = env_.read_file(path);
     if (!text.ok()) {
-      if (required) {
-        return text.status().WithContext("ssh config " + path);
+      if (named_by != nullptr) {
+        return text.status().WithContext(*named_by + " " + path);
       }
       if (text.status().code() != Code::kNotFound) {
         AddNote(notes_, "ignoring " + path + ": " + text.status().message());
@@ -178,7 +182,7 @@ class Reader {
         // An Include in a block that does not apply is still read (and
         // checked), but nothing in it may apply; and no block in it
         // changes the including file's state.
-        K8S_RETURN_IF_ERROR(Read(path, user, false,
+        K8S_RETURN_IF_ERROR(Read(path, user, nullptr,
                                  never_match || !outer_active, active,
                                  depth + 1));
         *active = outer_active;

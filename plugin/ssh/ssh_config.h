@@ -36,6 +36,8 @@ struct ConfigFile {
   bool user = true;
   /// Named by the user (-F, --ssh-config): a missing file is an error.
   bool required = false;
+  /// How the user named it, for that error ("-F", "--ssh-config").
+  std::string named_by = "ssh config";
 };
 
 /// Reads `files` in order into `options` for `host` (as given, after any

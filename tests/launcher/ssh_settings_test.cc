@@ -76,7 +76,7 @@ TEST_F(SshSettingsTest, DashFReadsThatFileAlone) {
   EXPECT_EQ(reads_.count("/etc/ssh/ssh_config"), 0u);
   options.ssh_config_only = "/missing";
   EXPECT_THAT(SshSettingsFromOptions(options, Env(), &Root)("w-0"),
-              StatusIs(Code::kNotFound, "ssh config /missing"));
+              StatusIs(Code::kNotFound, "-F /missing: "));
   options.ssh_config_only = "none";
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-0")->port, 22);
 }

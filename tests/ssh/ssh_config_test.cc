@@ -291,7 +291,7 @@ TEST_F(SshConfigTest, AFileTheUserNamedMustExist) {
   SshOptions o;
   std::vector<std::string> notes;
   EXPECT_THAT(ReadSshConfigs({{"/nope", true, true}}, "w0", env_, &o, &notes),
-              StatusIs(Code::kNotFound, "ssh config /nope"));
+              StatusIs(Code::kNotFound, "ssh config /nope: "));
   EXPECT_THAT(ReadSshConfigs({{"/nope", true, false}}, "w0", env_, &o, &notes),
               IsOk());
 }

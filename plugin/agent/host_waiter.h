@@ -134,6 +134,9 @@ class HostWaiter : public Pollable {
  private:
   void Lookup(TimePoint now);
   void List(TimePoint now);
+  /// Notes that a lookup call came back; false (and a retry scheduled)
+  /// when it failed.
+  bool Answered(const Status& status, TimePoint now);
   void OnLookupDone(StatusOr<kube::PodList> list);
   void OnListDone(StatusOr<kube::PodList> list);
   // "no live pod in namespace ns has IP X: pod a is Succeeded, ...".

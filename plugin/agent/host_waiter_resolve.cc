@@ -84,15 +84,20 @@ void HostWaiter::RetryApi(const Status& why, TimePoint now) {
   api_retry_at_ = now + d.delay;
 }
 
-void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
-  TimePoint now = clock_->Now();
+bool HostWaiter::Answered(const Status& status, TimePoint now) {
   lookup_answered_ = true;
-  if (!list.ok()) {
-    RetryApi(list.status(), now);
-    return;
+  if (!status.ok()) {
+    RetryApi(status, now);
+    return false;
   }
   api_retry_.OnSuccess();
   api_health_.Answered();
+  return true;
+}
+
+void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
+  TimePoint now = clock_->Now();
+  if (!Answered(list.status(), now)) return;
   for (kube::Pod& pod : list->items) {
     if (pod.name != pod_name_) continue;
     tracer_->Record(host_.original, pod_name_, "resolved", "by name");
@@ -110,13 +115,7 @@ void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
 
 void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   TimePoint now = clock_->Now();
-  lookup_answered_ = true;
-  if (!list.ok()) {
-    RetryApi(list.status(), now);
-    return;
-  }
-  api_retry_.OnSuccess();
-  api_health_.Answered();
+  if (!Answered(list.status(), now)) return;
   for (kube::Pod& p : list->items) listed_.items.push_back(std::move(p));
   listed_.resource_version = list->resource_version;
   listed_.continue_token = list->continue_token;

@@ -106,9 +106,9 @@ class PodWatcher : public Pollable {
   void set_min_watch_timeout(Duration t) { min_watch_timeout_ = t; }
 
   /// A real kube-apiserver sends a BOOKMARK about once a minute on every
-  /// watch that asked for them (real-apiserver.md), so 90 s without any
-  /// event means a stopped server or a dead path: not the minutes of
-  /// timeoutSeconds plus slack. Tests shorten it (--watch-idle-timeout).
+  /// watch that asked for them, so 90 s without any event means a stopped
+  /// server or a dead path: not the minutes of timeoutSeconds plus slack.
+  /// Tests shorten it (--watch-idle-timeout).
   static constexpr Duration kDefaultWatchIdleTimeout = std::chrono::seconds(90);
   void set_watch_idle_timeout(Duration t) { watch_idle_timeout_ = t; }
 

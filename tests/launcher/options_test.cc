@@ -69,8 +69,8 @@ Args Concat(Args a, const Args& b) {
   return a;
 }
 
-// The remote command of Open MPI 4.1.4 with tree spawn, word for word
-// (ompi-agent-contract.md §1.2), and the string ssh would send for it.
+// The remote command of Open MPI 4.1.4 with tree spawn, word for word, and
+// the string ssh would send for it.
 const Args kOrtedWords = {
     " orted",
     "-mca",
@@ -372,7 +372,7 @@ TEST(OptionsTest, IdentityFilesAccumulate) {
 }
 
 TEST(OptionsTest, TestbedAgentStringWithLogLevel) {
-  // testbed.md §4: the plain-ssh agent string, as k8s-agent would get it.
+  // A plain-ssh test bed's agent string, as k8s-agent would get it.
   StatusOr<Options> o = Parse(
       Concat({"-i", "/tb/keys/id_ed25519", "-o", "StrictHostKeyChecking=no",
               "-o", "UserKnownHostsFile=/dev/null", "-o", "LogLevel=ERROR",

@@ -409,7 +409,7 @@ s12_sixteen_staggered() {
 # and libraries (bed_portable_agent). The agent is set (1) by PRTE_MCA_plm_ssh_agent, (2) only by the
 # ompi-conf/prte-mca-params.conf preset at Debian's path /etc/openmpi/prte-mca-params.conf (bind-mounted
 # over the image's file in the launcher pod: the cached root itself is never modified), and (3) as a control,
-# by OMPI_MCA_plm_rsh_agent alone, which Open MPI 5 ignores (ompi-agent-contract.md §2.2): no agent call.
+# by OMPI_MCA_plm_rsh_agent alone, which Open MPI 5 ignores (it reads the PRTE_MCA_ names): no agent call.
 s13_openmpi5() {
   need_agent
   local preset="$BED_REPO_DIR/ompi-conf/prte-mca-params.conf" root rc out agent hello run h

@@ -16,7 +16,10 @@ K8S_AGENT_PACKAGES=(
   libgtest-dev libgmock-dev
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
+  # tests: nghttpd, an h2-only server (portable.http2), and nghttpx, an
+  # HTTP/2 front for the fake API server (agent.api-liveness.api-stopped-h2).
   nghttp2-server
+  nghttp2-proxy
   # scripts/lint.sh, run by .ci/run: the style gates.
   clang-format clang-tidy
 )

@@ -11,6 +11,7 @@
 #include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/api_health.h"
 #include "plugin/kube/quantity.h"
 
 namespace k8s_agent {
@@ -223,13 +224,9 @@ std::string HostfileCollector::ProbeSummary(const Probe& p) const {
   return s + " but ssh failed: " + p.ssh.last_error();
 }
 
-void HostfileCollector::Evaluate(TimePoint now) {
-  if (done_) return;
-  if (watcher_->state() == kube::PodWatcher::State::kFailed) {
-    Fail(watcher_->error().WithContext("listing " + Scope()));
-    return;
-  }
-  if (!watcher_->synced()) return;
+// Sorts every matching pod into ready, not ready (and why), passed over;
+// starts, keeps or drops each one's SSH probe.
+std::vector<HostEntry> HostfileCollector::Classify(TimePoint now) {
   not_ready_.clear();
   passed_over_.clear();
   no_resource_.clear();
@@ -269,6 +266,17 @@ void HostfileCollector::Evaluate(TimePoint now) {
     // Gone, or no longer Running: abandon its probe.
     it = probed.count(it->first) ? std::next(it) : probes_.erase(it);
   }
+  return ready;
+}
+
+void HostfileCollector::Evaluate(TimePoint now) {
+  if (done_) return;
+  if (watcher_->state() == kube::PodWatcher::State::kFailed) {
+    Fail(watcher_->error().WithContext("listing " + Scope()));
+    return;
+  }
+  if (!watcher_->synced()) return;
+  std::vector<HostEntry> ready = Classify(now);
   ready_count_ = static_cast<int>(ready.size());
 
   bool settled;
@@ -363,6 +371,9 @@ void HostfileCollector::CollectFds(std::vector<pollfd>* fds) {
 TimePoint HostfileCollector::NextWake() const {
   if (done_) return TimePoint::max();
   TimePoint t = std::min(deadline_.at(), next_progress_);
+  if (!client_->answered()) {
+    t = std::min(t, started_ + options_.api_first_answer_timeout);
+  }
   if (watcher_) t = std::min(t, watcher_->NextWake());
   size_t active = 0;
   for (const auto& [name, probe] : probes_) {
@@ -411,6 +422,14 @@ void HostfileCollector::OnTimer(TimePoint now) {
         ")"));
     return;
   }
+  if (Status s = kube::CheckFirstAnswer(
+          client_->answered(), started_, options_.api_first_answer_timeout, now,
+          client_->config().server,
+          watcher_ ? &watcher_->api_health() : nullptr);
+      !s.ok()) {
+    Fail(s.WithContext("listing " + Scope()));
+    return;
+  }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
   if (done_) return;
   for (auto& [name, probe] : probes_) {
@@ -436,6 +455,7 @@ StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
   options.ns = run.setup.ns.empty() ? run.setup.cluster.ns : run.setup.ns;
   options.label_selector = run.setup.label_selector;
   options.timeout = run.setup.timeout;
+  options.api_first_answer_timeout = run.setup.api_first_answer_timeout;
   options.watch_idle_timeout = run.setup.watch_idle_timeout;
   options.ssh_for = run.setup.ssh_for;
   HostfileCollector collector(options, rt->client(),

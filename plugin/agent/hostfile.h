@@ -39,6 +39,8 @@ struct HostfileOptions {
   bool ssh_ready = false;           ///< Only pods whose sshd answers.
   int wait_for_count = 0;           ///< >0: wait until this many qualify.
   Duration timeout = std::chrono::minutes(10);
+  /// --api-first-answer-timeout: see kube::CheckFirstAnswer.
+  Duration api_first_answer_timeout = std::chrono::seconds(30);
   /// See PodWatcher::set_watch_idle_timeout.
   Duration watch_idle_timeout = std::chrono::seconds(90);
   HostfileFormat format = HostfileFormat::kOpenMpi;
@@ -74,7 +76,10 @@ std::string FormatHostfile(const std::vector<HostEntry>& entries,
 ///     re-probing pods whose sshd failed (SshProbe's backoff) until N
 ///     qualify;
 ///   --timeout: kDeadlineExceeded naming how many of N qualified and why
-///     each other pod did not.
+///     each other pod did not;
+///   no answer at all from the API server within
+///     --api-first-answer-timeout: kUnavailable naming the server (a
+///     wrong --server must not wait out --timeout).
 class HostfileCollector : public Pollable {
  public:
   HostfileCollector(HostfileOptions options, kube::KubeClient* client,
@@ -106,6 +111,7 @@ class HostfileCollector : public Pollable {
 
   bool waiting() const;
   void Evaluate(TimePoint now);
+  std::vector<HostEntry> Classify(TimePoint now);
   // Empty when the pod qualifies (before SSH), setting *slots; else why
   // not, for humans.
   std::string WhyNot(const kube::Pod& pod, int64_t* slots) const;

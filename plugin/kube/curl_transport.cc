@@ -9,11 +9,13 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <utility>
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/curl_options.h"
+#include "plugin/kube/curl_transfer.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -26,32 +28,6 @@ constexpr long kKeepIntervalSeconds = 10;
 std::once_flag g_curl_init;
 
 }  // namespace
-
-// One request: the easy handle and what its callbacks buffered for the
-// next delivery from the loop.
-struct CurlTransport::Transfer {
-  CurlTransport* owner = nullptr;
-  uint64_t id = 0;
-  CurlEasy easy;
-  CurlSlist headers;
-  CurlSlist connect_to;     // tls-server-name's route.
-  std::string description;  // "GET https://host/path", for messages.
-  HttpSink* sink = nullptr;
-  bool streaming = false;
-  Duration idle_timeout{};
-  TimePoint last_activity{};
-  char errbuf[CURL_ERROR_SIZE] = {};
-  bool in_multi = false;
-
-  int http_status = 0;
-  std::map<std::string, std::string> response_headers;
-  bool headers_complete = false;
-  bool headers_delivered = false;
-  std::string body;
-  bool finished = false;
-  Status result;
-  bool cancelled = false;
-};
 
 class CurlTransport::Call : public HttpCall {
  public:
@@ -103,8 +79,18 @@ Status CurlTransport::Init() {
   }
   // An insecure-skip-tls-verify config was warned about once, by
   // LoadClusterConfig, where it was read.
+  share_.reset(curl_share_init());
+  pinger_.reset(curl_easy_init());
   multi_.reset(curl_multi_init());
-  if (!multi_) return InternalError("curl_multi_init failed");
+  if (!share_ || !pinger_ || !multi_) {
+    return InternalError(
+        "curl_share_init/curl_easy_init/curl_multi_init failed");
+  }
+  curl_share_setopt(share_.get(), CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_easy_setopt(pinger_.get(), CURLOPT_SHARE, share_.get());
+  // Every upkeep call pings every HTTP/2 connection (the callers decide
+  // when one is due); other protocols ignore it.
+  curl_easy_setopt(pinger_.get(), CURLOPT_UPKEEP_INTERVAL_MS, 1L);
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETFUNCTION, &OnSocket);
   curl_multi_setopt(multi_.get(), CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_.get(), CURLMOPT_TIMERFUNCTION, &OnTimerSet);
@@ -118,19 +104,23 @@ CurlTransport::~CurlTransport() {
     if (t->in_multi) curl_multi_remove_handle(multi_.get(), t->easy.get());
   }
   transfers_.clear();
+  pinger_.reset();
   multi_.reset();
+  share_.reset();  // Closes the pooled connections.
 }
 
 void CurlTransport::InvalidateToken() { tokens_->Invalidate(); }
 
-Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
-                                const Credential& credential) {
+// What every request shares: our callbacks and the connection pool,
+// TCP behaviour, the stall rule, https only.
+void CurlTransport::SetTransferOptions(Transfer* t, bool streaming) {
   CURL* e = t->easy.get();
-  t->description = request.method + " " + config_.server + request.path;
-  std::vector<std::string> headers = request.headers;
-  K8S_RETURN_IF_ERROR(
-      ApplyRouteOptions(e, config_, request.path, &t->connect_to, &headers));
   curl_easy_setopt(e, CURLOPT_PRIVATE, t);
+  curl_easy_setopt(e, CURLOPT_SHARE, share_.get());
+  curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, &OnSocketOpened);
+  curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, t);
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, &OnSocketClosed);
+  curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, this);
   curl_easy_setopt(e, CURLOPT_ERRORBUFFER, t->errbuf);
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
@@ -140,7 +130,7 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, long{kConnectTimeoutMs});
   // A watch lasts minutes by design; only our idle timer bounds it. Other
   // requests fail only when stalled (below 1 byte/s for the whole window).
-  if (!request.streaming) {
+  if (!streaming) {
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, kRequestStallSeconds);
   }
@@ -153,7 +143,16 @@ Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
   curl_easy_setopt(e, CURLOPT_WRITEDATA, t);
   curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, &OnHeader);
   curl_easy_setopt(e, CURLOPT_HEADERDATA, t);
+}
 
+Status CurlTransport::Configure(Transfer* t, const HttpRequest& request,
+                                const Credential& credential) {
+  CURL* e = t->easy.get();
+  t->description = request.method + " " + config_.server + request.path;
+  std::vector<std::string> headers = request.headers;
+  K8S_RETURN_IF_ERROR(
+      ApplyRouteOptions(e, config_, request.path, &t->connect_to, &headers));
+  SetTransferOptions(t, request.streaming);
   K8S_RETURN_IF_ERROR(ApplyTlsOptions(e, config_, credential));
 
   if (request.method != "GET") {
@@ -193,6 +192,11 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
   t->idle_timeout =
       milliseconds(request.streaming ? request.idle_timeout_ms : 0);
   t->last_activity = clock_->Now();
+  if (request.streaming && request.ping_after_ms > 0 &&
+      request.ping_timeout_ms > 0) {
+    t->ping.emplace(milliseconds(request.ping_after_ms),
+                    milliseconds(request.ping_timeout_ms));
+  }
   t->easy.reset(curl_easy_init());
   Status status = t->easy ? OkStatus() : InternalError("curl_easy_init failed");
   StatusOr<Credential> credential = Credential{};
@@ -309,6 +313,9 @@ TimePoint CurlTransport::NextWake() const {
     if (t->in_multi && t->idle_timeout > Duration::zero()) {
       wake = std::min(wake, t->last_activity + t->idle_timeout);
     }
+    if (t->in_multi && t->ping && t->headers_complete) {
+      wake = std::min(wake, t->ping->next_check());
+    }
   }
   return wake;
 }
@@ -328,7 +335,7 @@ void CurlTransport::OnTimer(TimePoint now) {
     timer_at_ = TimePoint::max();
     SocketAction(CURL_SOCKET_TIMEOUT, 0);
   }
-  CheckIdle(now);
+  CheckLiveness(now);
   Deliver();
 }
 
@@ -355,20 +362,6 @@ void CurlTransport::ReadCompletions() {
     t->in_multi = false;
     t->finished = true;
     t->result = code == CURLE_OK ? OkStatus() : MapCurlError(code, *t);
-    needs_delivery_ = true;
-  }
-}
-
-void CurlTransport::CheckIdle(TimePoint now) {
-  for (auto& [id, t] : transfers_) {
-    if (!t->in_multi || t->idle_timeout <= Duration::zero()) continue;
-    if (now - t->last_activity < t->idle_timeout) continue;
-    curl_multi_remove_handle(multi_.get(), t->easy.get());
-    t->in_multi = false;
-    t->finished = true;
-    t->result = UnavailableError(t->description + ": no data for " +
-                                 FormatDuration(t->idle_timeout) +
-                                 " (idle timeout; connection presumed dead)");
     needs_delivery_ = true;
   }
 }

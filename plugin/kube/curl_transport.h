@@ -74,12 +74,18 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   CurlTransport(const ClusterConfig& config, Clock* clock);
   Status Init();
+  void SetTransferOptions(Transfer* t, bool streaming);
   Status Configure(Transfer* t, const HttpRequest& request,
                    const Credential& credential);
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
-  void CheckIdle(TimePoint now);
+  // Streaming transfers: the idle limit and the HTTP/2 PING check
+  // (curl_transport_liveness.cc).
+  void CheckLiveness(TimePoint now);
+  // Ends `t` with `why` and keeps its connection from being reused.
+  void FailTransfer(Transfer* t, Status why);
+  int Http2Socket(const Transfer& t) const;
   void Deliver();
   Status MapCurlError(CURLcode code, const Transfer& t) const;
   Status MapProxyError(CURLcode code, const Transfer& t,
@@ -88,13 +94,26 @@ class CurlTransport : public HttpTransport, public Pollable {
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
                       void* socket_data);
   static int OnTimerSet(CURLM* multi, long timeout_ms, void* self);
+  // CURLOPT_SOCKOPTFUNCTION / CURLOPT_CLOSESOCKETFUNCTION: which socket
+  // each connection uses, for the PING check.
+  static int OnSocketOpened(void* transfer, curl_socket_t fd,
+                            curlsocktype purpose);
+  static int OnSocketClosed(void* self, curl_socket_t fd);
   static size_t OnWrite(char* data, size_t size, size_t n, void* p);
   static size_t OnHeader(char* data, size_t size, size_t n, void* p);
 
   ClusterConfig config_;
   Clock* clock_;
+  // The connection pool lives in the share, not the multi, so that
+  // pinger_, an easy handle that never transfers, can reach the watches'
+  // connections: curl_easy_upkeep() sends HTTP/2 PINGs on the pool it
+  // sees. Declared first: the share outlives every handle using it.
+  CurlShare share_;
   CurlMulti multi_;
+  CurlEasy pinger_;
   std::map<int, short> sockets_;  // fd -> POLLIN/POLLOUT wanted by curl.
+  // CURLINFO_CONN_ID -> its sockets (more than one only while connecting).
+  std::map<curl_off_t, std::vector<int>> connection_sockets_;
   TimePoint timer_at_ = TimePoint::max();
   std::map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   uint64_t next_id_ = 1;

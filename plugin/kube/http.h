@@ -26,6 +26,11 @@ struct HttpRequest {
   /// Streaming only: fail with kUnavailable when no byte arrives for this
   /// long (a silently dead connection). 0 = none.
   int idle_timeout_ms = 0;
+  /// Streaming over HTTP/2 only: after this long with nothing read on the
+  /// connection send a PING, and fail with kUnavailable when nothing is
+  /// read within `ping_timeout_ms` of it (see ReadIdlePing). 0 = never.
+  int ping_after_ms = 0;
+  int ping_timeout_ms = 0;
 };
 
 /// Receives one response. Every method is called from the event loop,

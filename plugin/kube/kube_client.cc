@@ -348,6 +348,13 @@ ApiCall KubeClient::WatchPods(const std::string& ns,
       1000 * (options.timeout_seconds > 0
                   ? options.timeout_seconds + kWatchIdleSlackSeconds
                   : kDefaultWatchIdleSeconds);
+  request.ping_after_ms = static_cast<int>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(options.ping_after)
+          .count());
+  request.ping_timeout_ms =
+      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                           options.ping_timeout)
+                           .count());
   auto call = std::make_unique<WatchCall>(this, ns, std::move(on_event),
                                           std::move(end));
   ++requests_;

@@ -39,6 +39,9 @@ struct WatchOptions {
   std::string resource_version;
   int timeout_seconds = 0;  ///< Server-side timeout; 0 = server default.
   bool allow_bookmarks = true;
+  /// HTTP/2 liveness of the watch's connection (HttpRequest::ping_after_ms).
+  Duration ping_after{};
+  Duration ping_timeout{};
 };
 
 /// An API call in flight; destroying it cancels the call and its callbacks.

@@ -146,6 +146,12 @@ void PodWatcher::StartWatch(TimePoint now) {
   options.resource_version = resource_version_;
   options.allow_bookmarks = true;
   options.timeout_seconds = static_cast<int>(dist(rng_));
+  // Bookmarks come about once a minute, so silence is trusted only after
+  // the idle limit; on HTTP/2 a PING at a third of it, answered within a
+  // sixth, finds a stopped server in half the time (the default 90 s gives
+  // client-go's 30 s and 15 s) at no cost to the API server.
+  options.ping_after = watch_idle_timeout_ / 3;
+  options.ping_timeout = watch_idle_timeout_ / 6;
   call_ = client_->WatchPods(
       ns_, options, [this](const WatchEvent& event) { OnWatchEvent(event); },
       [this](const Status& status) { OnWatchEnd(status); });

@@ -113,6 +113,19 @@ TEST_F(PodWatcherTest, TimeoutSecondsRandomisedInRange) {
   }
 }
 
+TEST_F(PodWatcherTest, WatchPingsAtAThirdOfTheIdleLimit) {
+  // The default 90 s idle limit gives client-go's HTTP/2 health check:
+  // a PING after 30 s with nothing read, dead 15 s later.
+  watcher_.Start(std::nullopt, "5", clock_.Now());
+  EXPECT_EQ(transport_.last().ping_after_ms, 30000);
+  EXPECT_EQ(transport_.last().ping_timeout_ms, 15000);
+  watcher_.Stop();
+  watcher_.set_watch_idle_timeout(std::chrono::seconds(6));
+  watcher_.Start(std::nullopt, "5", clock_.Now());
+  EXPECT_EQ(transport_.last().ping_after_ms, 2000);
+  EXPECT_EQ(transport_.last().ping_timeout_ms, 1000);
+}
+
 TEST_F(PodWatcherTest, ResumeAfterCleanEndFromLastRv) {
   StartWatchingAt("5");
   transport_.Data(0, Line("MODIFIED", PodJson("uid-1", "6", "Running")));

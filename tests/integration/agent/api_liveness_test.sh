@@ -7,6 +7,8 @@ AGENT_TEST_LIB=1
 # shellcheck source=tests/integration/agent/agent_test.sh
 source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
 
+pings_at_least() { [ "$(grep -c "sent an HTTP/2 PING" "$T/err")" -ge "$1" ]; }
+
 case "$SCENARIO" in
 dead-server)
   # Nothing listens at the server's address: fail after the first-answer
@@ -21,6 +23,19 @@ dead-server)
   grep -q "check --server, KUBERNETES_SERVICE_HOST" "$T/err" || fail "message says nothing to check"
   [ "$took" -lt 15000 ] || fail "took ${took} ms"
   ok "dead server failed in ${took} ms: $(tr '\n' ' ' < "$T/err")"
+  ;;
+hostfile-dead-server)
+  # --hostfile (the launcher's first call, before any agent call) gets the
+  # same first-answer budget as a host lookup.
+  t0=$(date +%s%N)
+  K8S_AGENT_SERVER=https://127.0.0.1:1 \
+    run_agent --api-first-answer-timeout 2s --hostfile --selector role=worker --wait-for-count 2
+  took=$(ms_since "$t0")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -Eq "listing pods matching role=worker in namespace default: the API server https://127.0.0.1:1 never answered within 2.0s \((connection refused|could not connect)" "$T/err" \
+    || fail "message does not name the listing, the server and the failure"
+  [ "$took" -lt 15000 ] || fail "took ${took} ms"
+  ok "hostfile against a dead server failed in ${took} ms: $(tr '\n' ' ' < "$T/err")"
   ;;
 slow-first-list)
   # The first LIST is answered after 17 s: until then the agent says it has
@@ -87,6 +102,50 @@ api-stopped)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
   ok "stopped server noticed in ${noticed} ms: $(grep 'watch idle' "$T/err" | head -1)"
+  ;;
+api-stopped-h2)
+  # The same over HTTP/2 (nghttpx in front of the fake server, as the real
+  # kube-apiserver speaks it): the stopped front answers no PING, and the
+  # agent must say so well before the watch idle limit (6 s here: a PING
+  # after 2 s of quiet, answered within 1 s), with bookmarks every 4 s
+  # (quiet long enough between them that answered PINGs keep the watch).
+  command -v nghttpx >/dev/null || { echo "SKIP: nghttpx missing (apt-get install nghttp2-proxy; scripts/deps.sh installs it)"; exit 77; }
+  printf '[{"name":"w-0","phase":"Pending"}]' > "$T/pods.json"
+  fake_apiserver_restart "$T/api" --pods "$T/pods.json" --bookmark-interval 4 || fail "restart"
+  h2_port=$(free_port)
+  # setsid: nghttpx forks a worker; stopping the session's group stops both.
+  # --conf=/dev/null: not the packaged config (a frontend on :3000, a
+  # backend on :80); sni: the fake server's certificate names localhost.
+  setsid nghttpx --conf=/dev/null --workers=1 --frontend="127.0.0.1,$h2_port" \
+    --backend="127.0.0.1,$FAKE_APISERVER_PORT;;tls;sni=localhost" --cacert="$T/api/ca.crt" \
+    --backend-read-timeout=0 --no-ocsp --errorlog-file="$T/nghttpx.log" \
+    "$T/api/server.key" "$T/api/server.crt" > /dev/null 2>&1 < /dev/null &
+  front_pid=$!; AFTER_PIDS+=("$front_pid")
+  wait_for 10 curl -s -o /dev/null --http2 --cacert "$T/api/ca.crt" "https://127.0.0.1:$h2_port/version" \
+    || fail "nghttpx did not start: $(cat "$T/nghttpx.log")"
+  start_sshd
+  K8S_AGENT_SERVER="https://127.0.0.1:$h2_port" \
+    run_agent_bg -vv --watch-idle-timeout 6s --timeout 60s w-0 echo resumed
+  wait_watching 1
+  # Two PINGs on the quiet watch, the first answered: an unanswered one
+  # would have ended the watch a second after it was sent, before the next.
+  wait_for 20 pings_at_least 2 || fail "fewer than 2 PINGs on the quiet watch"
+  grep -q "no answer to an HTTP/2 PING" "$T/err" && fail "a PING to the running server went unanswered"
+  front_pids=$(pgrep -s "$front_pid" | tr '\n' ' ')
+  read -r -a workers <<< "$front_pids"; AFTER_PIDS+=("${workers[@]}")
+  # shellcheck disable=SC2086  # a list of pids
+  kill -STOP $front_pids; read -r -a stopped <<< "$front_pids"; STOPPED_PIDS+=("${stopped[@]}")
+  t0=$(date +%s%N)
+  wait_for 20 grep -q "no answer to an HTTP/2 PING" "$T/err" || fail "the stopped server was never noticed"
+  noticed=$(ms_since "$t0")
+  grep -q "watch idle for" "$T/err" && fail "noticed by the idle limit, not the PING"
+  # shellcheck disable=SC2086
+  kill -CONT $front_pids; STOPPED_PIDS=()
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 40
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = resumed ] || fail "stdout: $(cat "$T/out")"
+  ok "stopped HTTP/2 server noticed in ${noticed} ms: $(grep -m1 'no answer to an HTTP/2 PING' "$T/err")"
   ;;
 *)
   fail "unknown scenario"

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// CurlTransport's record of one request; internal to curl_transport*.cc.
+
+#ifndef K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_
+#define K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "plugin/base/clock.h"
+#include "plugin/base/status.h"
+#include "plugin/kube/curl_handles.h"
+#include "plugin/kube/curl_transport.h"
+#include "plugin/kube/http.h"
+#include "plugin/kube/read_idle_ping.h"
+
+namespace k8s_agent::kube {
+
+// One request: the easy handle and what its callbacks buffered for the
+// next delivery from the loop.
+struct CurlTransport::Transfer {
+  CurlTransport* owner = nullptr;
+  uint64_t id = 0;
+  CurlEasy easy;
+  CurlSlist headers;
+  CurlSlist connect_to;     // tls-server-name's route.
+  std::string description;  // "GET https://host/path", for messages.
+  HttpSink* sink = nullptr;
+  bool streaming = false;
+  Duration idle_timeout{};
+  // HTTP/2 watches: the PING check, from the response headers on
+  // (dropped when the connection turns out not to be HTTP/2).
+  std::optional<ReadIdlePing> ping;
+  TimePoint last_activity{};
+  char errbuf[CURL_ERROR_SIZE] = {};
+  bool in_multi = false;
+
+  int http_status = 0;
+  std::map<std::string, std::string> response_headers;
+  bool headers_complete = false;
+  bool headers_delivered = false;
+  std::string body;
+  bool finished = false;
+  Status result;
+  bool cancelled = false;
+};
+
+}  // namespace k8s_agent::kube
+
+#endif  // K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_

@@ -24,7 +24,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 SCENARIOS=(r01_ready_pod r02_late_pod r03_late_sshd r04_failed_reason r05_image_pull_backoff
   r06_bare_pod_deleted r07_statefulset_pod_recreated r08_apiserver_restart r09_watch_forbidden
-  r10_stale_resource_version r11_hostfile_selector r12_mpirun deploy_dry_run examples_dry_run)
+  r10_stale_resource_version r11_hostfile_selector r12_mpirun r13_apiserver_stopped deploy_dry_run
+  examples_dry_run)
 
 # The agent runs in the launcher pod with in-cluster credentials (the bound token), -v for the evidence.
 start_agent() {
@@ -253,6 +254,41 @@ r08_apiserver_restart() {
   expect_output '^w-0$'
   all_requests
   expect_no_quorum_list
+  pass
+}
+
+# kube-apiserver stopped (SIGSTOP) under the agent's open watch: its TCP stays up and silent. The real
+# server speaks HTTP/2, so the agent's PING goes unanswered and the watch ends before the idle limit
+# (--watch-idle-timeout 30s here: a PING after 10 s with nothing read, dead 5 s later; 30 s + 15 s by
+# default). The server sends no bookmark within 30 s, so the stop comes right after the first PING: the
+# PING path then ends the watch 5-15 s before the idle limit would. After SIGCONT the pod turning Running
+# is seen and the command runs.
+r13_apiserver_stopped() {
+  realapi_begin 1
+  bed_worker_phase w-0 Pending || fail "w-0"
+  ra_audit_mark
+  start_job a "$E2E_AGENT" -vv --watch-idle-timeout 30s w-0 hostname
+  wait_agent_watching w-0
+  wait_for_lines "$JOB_OUT" "sent an HTTP/2 PING" 1 30
+  local pid t0 noticed
+  pid="$(cat "$BED_DIR/pids/apiserver.pid")"
+  step "SIGSTOP kube-apiserver"
+  kill -STOP "$pid"
+  t0=$(now_ms)
+  local deadline=$((t0 + 40000))
+  until grep -q "no answer to an HTTP/2 PING" "$JOB_OUT"; do
+    (($(now_ms) > deadline)) && { kill -CONT "$pid"; fail "the stopped server was never noticed"; }
+    sleep 0.05
+  done
+  noticed=$(($(now_ms) - t0))
+  kill -CONT "$pid"
+  step "noticed in ${noticed} ms; SIGCONT"
+  grep -q "watch idle for" "$JOB_OUT" && fail "noticed by the idle limit, not the PING"
+  bed_sshd_start w-0 || fail "sshd w-0"
+  bed_worker_phase w-0 Running || fail "w-0 Running"
+  wait_job 60
+  expect_rc 0
+  expect_output '^w-0$'
   pass
 }
 

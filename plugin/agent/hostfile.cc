@@ -4,12 +4,12 @@
 #include "plugin/agent/hostfile.h"
 
 #include <algorithm>
-#include <cctype>
 #include <limits>
 #include <set>
 
 #include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
+#include "plugin/base/natural_order.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/api_health.h"
 #include "plugin/kube/quantity.h"
@@ -27,30 +27,6 @@ constexpr Duration kProgressEvery = seconds(30);
 // Pods named in a timeout or progress message; the rest are counted.
 constexpr size_t kMaxNamed = 10;
 
-// ("w-", "10") for "w-10"; ("w", "") for "w".
-std::pair<std::string_view, std::string_view> SplitOrdinal(
-    std::string_view name) {
-  size_t end = name.size();
-  size_t start = end;
-  while (start > 0 &&
-         std::isdigit(static_cast<unsigned char>(name[start - 1]))) {
-    --start;
-  }
-  return {name.substr(0, start), name.substr(start)};
-}
-
-// Compares two digit strings as numbers, of any length.
-int CompareNumbers(std::string_view a, std::string_view b) {
-  auto strip = [](std::string_view s) {
-    size_t nz = s.find_first_not_of('0');
-    return nz == std::string_view::npos ? std::string_view() : s.substr(nz);
-  };
-  a = strip(a);
-  b = strip(b);
-  if (a.size() != b.size()) return a.size() < b.size() ? -1 : 1;
-  return a.compare(b) < 0 ? -1 : (a.compare(b) > 0 ? 1 : 0);
-}
-
 // "w-1: Pending", one per pod.
 std::vector<std::string> Lines(const std::map<std::string, std::string>& why) {
   std::vector<std::string> lines;
@@ -66,17 +42,6 @@ std::string JoinLimited(const std::vector<std::string>& items) {
 }
 
 }  // namespace
-
-bool PodNameLess(const std::string& a, const std::string& b) {
-  auto [a_prefix, a_ordinal] = SplitOrdinal(a);
-  auto [b_prefix, b_ordinal] = SplitOrdinal(b);
-  if (a_prefix != b_prefix) return a_prefix < b_prefix;
-  // Same prefix: names without an ordinal first, then by number.
-  if (a_ordinal.empty() != b_ordinal.empty()) return a_ordinal.empty();
-  int c = CompareNumbers(a_ordinal, b_ordinal);
-  if (c != 0) return c < 0;
-  return a < b;  // "w-01" and "w-1": still a total order.
-}
 
 std::string FormatHostfile(const std::vector<HostEntry>& entries,
                            HostfileFormat format) {
@@ -290,7 +255,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
   if (!settled) return;
   std::sort(ready.begin(), ready.end(),
             [](const HostEntry& a, const HostEntry& b) {
-              return PodNameLess(a.name, b.name);
+              return NaturalLess(a.name, b.name);
             });
   entries_ = std::move(ready);
   for (const auto& [name, why] : not_ready_) {

@@ -55,11 +55,6 @@ struct HostEntry {
   int slots = 0;
 };
 
-/// Stable order: names split into a prefix and a trailing numeric ordinal
-/// ("w-10" = "w-" and 10) compare by prefix, then ordinal as a number (so
-/// w-2 comes before w-10), then by the whole name.
-bool PodNameLess(const std::string& a, const std::string& b);
-
 /// The hostfile text: one line per entry, in the given order.
 std::string FormatHostfile(const std::vector<HostEntry>& entries,
                            HostfileFormat format);
@@ -90,7 +85,8 @@ class HostfileCollector : public Pollable {
   bool done() const { return done_; }
   /// Once done: ok, or why no hostfile can be printed.
   const Status& status() const { return status_; }
-  /// Once done and ok: the qualifying pods, in PodNameLess order.
+  /// Once done and ok: the qualifying pods, in NaturalLess order
+  /// (plugin/base/natural_order.h: w-2 before w-10).
   const std::vector<HostEntry>& entries() const { return entries_; }
 
   void CollectFds(std::vector<pollfd>* fds) override;

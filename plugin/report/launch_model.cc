@@ -4,12 +4,12 @@
 #include "plugin/report/launch_model.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
 #include <tuple>
 
+#include "plugin/base/natural_order.h"
 #include "plugin/report/host_launch.h"
 
 namespace k8s_agent::report {
@@ -78,33 +78,6 @@ std::string FormatMicros(int64_t us) {
                   m / 60, m % 60);
   }
   return buf;
-}
-
-bool NaturalLess(const std::string& a, const std::string& b) {
-  size_t i = 0, j = 0;
-  while (i < a.size() && j < b.size()) {
-    const bool da = std::isdigit(static_cast<unsigned char>(a[i])) != 0;
-    const bool db = std::isdigit(static_cast<unsigned char>(b[j])) != 0;
-    if (da && db) {
-      size_t ei = i, ej = j;
-      while (ei < a.size() && std::isdigit(static_cast<unsigned char>(a[ei])))
-        ++ei;
-      while (ej < b.size() && std::isdigit(static_cast<unsigned char>(b[ej])))
-        ++ej;
-      std::string_view na(a.data() + i, ei - i), nb(b.data() + j, ej - j);
-      while (na.size() > 1 && na.front() == '0') na.remove_prefix(1);
-      while (nb.size() > 1 && nb.front() == '0') nb.remove_prefix(1);
-      if (na.size() != nb.size()) return na.size() < nb.size();
-      if (na != nb) return na < nb;
-      i = ei;
-      j = ej;
-      continue;
-    }
-    if (a[i] != b[j]) return a[i] < b[j];
-    ++i;
-    ++j;
-  }
-  return a.size() - i < b.size() - j;
 }
 
 StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records) {

@@ -144,9 +144,6 @@ StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records);
 /// "850ms", "12.3s", "7m02s", "1h02m": compact, for tables and labels.
 std::string FormatMicros(int64_t us);
 
-/// "w-2" < "w-10": digit runs compare as numbers.
-bool NaturalLess(const std::string& a, const std::string& b);
-
 }  // namespace k8s_agent::report
 
 #endif  // K8S_AGENT_PLUGIN_REPORT_LAUNCH_MODEL_H_

@@ -30,16 +30,6 @@ using SshState = ssh::SshConnection::State;
 // ---- Pure helpers
 // -------------------------------------------------------------
 
-TEST(PodNameLessTest, OrdinalsCompareAsNumbersWithinAPrefix) {
-  std::vector<std::string> names = {"w-10", "w-2", "x-1",  "w-0",        "w",
-                                    "a",    "w-1", "w-01", "job-3-abcde"};
-  std::sort(names.begin(), names.end(), PodNameLess);
-  EXPECT_THAT(names, ElementsAre("a", "job-3-abcde", "w", "w-0", "w-01", "w-1",
-                                 "w-2", "w-10", "x-1"));
-  EXPECT_FALSE(PodNameLess("w-2", "w-2"));
-  EXPECT_TRUE(PodNameLess("w-99999999999999999999", "w-100000000000000000000"));
-}
-
 TEST(FormatHostfileTest, OpenMpiAndHorovod) {
   std::vector<HostEntry> entries = {{"w-0", 4}, {"w-1", 2}};
   EXPECT_EQ(FormatHostfile(entries, HostfileFormat::kOpenMpi),

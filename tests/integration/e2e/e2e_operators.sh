@@ -386,8 +386,8 @@ s24_volcano_rsa_pkcs1() {
     expect_no_leftovers 5
   done
   for i in 0 1; do
-    [[ "$(grep -c "^Accepted publickey for root from $(bed_pod_ip launcher) " "$BED_DIR/log/sshd-w-$i.log")" == 2 ]] ||
-      fail "sshd of w-$i: expected 2 logins from the launcher (one per job)"
+    (($(grep -c "^Accepted publickey for root from $(bed_pod_ip launcher) " "$BED_DIR/log/sshd-w-$i.log") >= 2)) ||
+      fail "sshd of w-$i: expected a login from the launcher for each job"
     op_expect_accepted "w-$i" root RSA "$fp"
   done
   pass

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SshConnection against differently configured sshds: every common key
-// type as user key and as host key; the permanent handshake failures
+// type as user key and as host key, and the PEM keys the operators write
+// (named id_rsa whatever their type); the permanent handshake failures
 // (nothing in common, a key type this build cannot use, a key it cannot
 // read) failing at once with a message naming both sides; signals through
 // the "signal" request, or the fallback channel where sshd refuses it.
@@ -14,9 +15,12 @@
 
 #include <fstream>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "plugin/base/event_loop.h"
 #include "plugin/base/log.h"
+#include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_client.h"
 #include "tests/fakes/log_capture.h"
@@ -95,6 +99,80 @@ INSTANTIATE_TEST_SUITE_P(
         if (ch == '-') ch = '_';
       }
       return name;
+    });
+
+// --- Keys as the operators write them. ------------------------------------
+
+// mpi-operator v0.8 and Kubeflow Trainer v2.3 put ONE ECDSA P-521 key in
+// SEC1 PEM ("BEGIN EC PRIVATE KEY", Go's x509.MarshalECPrivateKey) into the
+// Secret item id_rsa, and every worker's sshd uses it as its host key too;
+// Volcano's ssh plugin writes an RSA-2048 key in PKCS#1 PEM ("BEGIN RSA
+// PRIVATE KEY") as id_rsa. Neither is ssh-keygen's openssh-key-v1 format,
+// and the file name says nothing of the key's type.
+struct PemCase {
+  const char* type;         // SshdSetup's notation.
+  const char* algs;         // What the server may sign and accept.
+  const char* begin;        // The PEM header the key must have.
+  const char* logged_type;  // sshd's "Accepted publickey ... ssh2: TYPE".
+  bool host_key;            // The same key is the server's host key.
+};
+
+class OperatorPemKey : public KeyTypesTest,
+                       public ::testing::WithParamInterface<PemCase> {};
+
+TEST_P(OperatorPemKey, IdRsaInPemWorks) {
+  const PemCase& k = GetParam();
+  std::vector<std::string> config = {std::string("PubkeyAcceptedAlgorithms ") +
+                                     k.algs};
+  // Only the job key can sign: a handshake that passes verified it.
+  if (k.host_key) config.push_back(std::string("HostKeyAlgorithms ") + k.algs);
+  auto f = SshdFixture::Create({"ed25519", "ed25519", config}, false);
+  ASSERT_THAT(f.status(), IsOk());
+  sshd_ = std::move(f).value();
+  std::string key = sshd_->dir() + "/id_rsa";
+  ASSERT_THAT(SshdFixture::KeyGen(k.type, key, "job"), IsOk());
+  // In place to PEM: SEC1 for ECDSA, PKCS#1 for RSA.
+  ASSERT_THAT(SshdFixture::Run({"/usr/bin/ssh-keygen", "-q", "-p", "-P", "",
+                                "-N", "", "-m", "PEM", "-f", key}),
+              IsOk());
+  auto text = ReadFileToString(key);
+  ASSERT_THAT(text.status(), IsOk());
+  ASSERT_THAT(*text, ::testing::StartsWith(k.begin));
+  auto pub = ReadFileToString(key + ".pub");
+  ASSERT_THAT(pub.status(), IsOk());
+  std::vector<std::string> words = Split(std::string(Trim(*pub)), ' ');
+  ASSERT_GE(words.size(), 2u);
+  std::ofstream(sshd_->dir() + "/authorized_keys", std::ios::trunc) << *pub;
+  if (k.host_key) {
+    // HostKey adds to the fixture's own (it is not first-wins).
+    std::ofstream(sshd_->dir() + "/sshd_config", std::ios::app)
+        << "HostKey " << key << "\n";
+  }
+  ASSERT_THAT(sshd_->Start(), IsOk());
+  auto kh =
+      sshd_->WriteKnownHosts("w0", k.host_key ? words[0] + " " + words[1] : "");
+  ASSERT_THAT(kh.status(), IsOk());
+  known_hosts_ = *kh;
+
+  ResolvedSshOptions o = Options();
+  o.identity_files = {key};
+  auto c = ConnectAndWait(o);
+  EXPECT_EQ(c->state(), State::kReady)
+      << c->status().ToString() << "\nsshd log:\n"
+      << sshd_->Log();
+  EXPECT_THAT(sshd_->Log(),
+              HasSubstr(std::string("ssh2: ") + k.logged_type + " SHA256:"));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Operators, OperatorPemKey,
+    ::testing::Values(PemCase{"ecdsa-521", "ecdsa-sha2-nistp521",
+                              "-----BEGIN EC PRIVATE KEY-----", "ECDSA", true},
+                      PemCase{"rsa-2048", "rsa-sha2-512,rsa-sha2-256",
+                              "-----BEGIN RSA PRIVATE KEY-----", "RSA", false}),
+    [](const ::testing::TestParamInfo<PemCase>& param) {
+      return param.param.host_key ? std::string("MpiOperatorP521Sec1")
+                                  : std::string("VolcanoRsa2048Pkcs1");
     });
 
 TEST_F(KeyTypesTest, RefusedSessionNeverCountsAsStarted) {

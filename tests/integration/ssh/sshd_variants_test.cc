@@ -15,6 +15,7 @@
 
 #include <fstream>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,9 @@ struct PemCase {
   const char* logged_type;  // sshd's "Accepted publickey ... ssh2: TYPE".
   bool host_key;            // The same key is the server's host key.
 };
+
+// For ctest's listing: the key, not its bytes.
+void PrintTo(const PemCase& k, std::ostream* os) { *os << k.type; }
 
 class OperatorPemKey : public KeyTypesTest,
                        public ::testing::WithParamInterface<PemCase> {};

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// String helpers, duration parsing and file reading.
+// String helpers, duration parsing and formatting, file reading.
 
 #include "plugin/base/strings.h"
 
@@ -8,8 +8,10 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 
 #include "plugin/base/unique_fd.h"
 
@@ -140,22 +142,56 @@ StatusOr<Duration> ParseDuration(std::string_view text) {
       std::chrono::nanoseconds(static_cast<int64_t>(total_ns)));
 }
 
-std::string FormatDuration(Duration d) {
-  double ms = ToMillis(d);
+namespace {
+
+// The one rule of FormatDuration and FormatMicrosPadded (strings.h);
+// `minor_width` (1 or 2) is all that tells the two styles apart. Integer
+// arithmetic only: truncation is exact, and no double rounds 1.25s one
+// way and 1.35s the other.
+std::string FormatMicrosWithWidth(int64_t us, int minor_width) {
+  constexpr uint64_t kMs = 1000;
+  constexpr uint64_t kSec = 1000 * kMs;
+  constexpr uint64_t kMin = 60 * kSec;
+  constexpr uint64_t kHour = 60 * kMin;
+  // Unsigned: the magnitude of INT64_MIN does not fit in int64_t.
+  uint64_t a = us < 0 ? uint64_t{0} - static_cast<uint64_t>(us)
+                      : static_cast<uint64_t>(us);
+  const char* sign = us < 0 && a >= kMs ? "-" : "";  // Never "-0ms".
   char buf[64];
-  if (ms < 1000) {
-    std::snprintf(buf, sizeof(buf), "%.0fms", ms);
-  } else if (ms < 60000) {
-    std::snprintf(buf, sizeof(buf), "%.1fs", ms / 1000);
+  if (a < kSec) {
+    std::snprintf(buf, sizeof(buf), "%s%" PRIu64 "ms", sign, a / kMs);
+  } else if (a < kMin) {
+    std::snprintf(buf, sizeof(buf), "%s%" PRIu64 ".%" PRIu64 "s", sign,
+                  a / kSec, a % kSec / (kSec / 10));
+  } else if (a < kHour) {
+    std::snprintf(buf, sizeof(buf), "%s%" PRIu64 "m%0*" PRIu64 "s", sign,
+                  a / kMin, minor_width, a % kMin / kSec);
   } else {
-    long total_s = static_cast<long>(ms / 1000);
-    if (total_s < 3600) {
-      std::snprintf(buf, sizeof(buf), "%ldm%lds", total_s / 60, total_s % 60);
-    } else {
-      std::snprintf(buf, sizeof(buf), "%ldh%ldm", total_s / 3600,
-                    (total_s % 3600) / 60);
-    }
+    std::snprintf(buf, sizeof(buf), "%s%" PRIu64 "h%0*" PRIu64 "m", sign,
+                  a / kHour, minor_width, a % kHour / kMin);
   }
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatDuration(Duration d) {
+  return FormatMicrosWithWidth(
+      std::chrono::duration_cast<std::chrono::microseconds>(d).count(), 1);
+}
+
+std::string FormatMicrosPadded(int64_t us) {
+  return FormatMicrosWithWidth(us, 2);
+}
+
+std::string FormatWallMicros(int64_t us) {
+  time_t secs = static_cast<time_t>(us / 1000000);
+  struct tm tm {};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                tm.tm_min, tm.tm_sec, static_cast<int>((us / 1000) % 1000));
   return buf;
 }
 

@@ -4,6 +4,7 @@
 #ifndef K8S_AGENT_PLUGIN_BASE_STRINGS_H_
 #define K8S_AGENT_PLUGIN_BASE_STRINGS_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,8 +32,25 @@ bool MatchPattern(std::string_view s, std::string_view pattern);
 /// garbage are kInvalidArgument.
 StatusOr<Duration> ParseDuration(std::string_view text);
 
-/// "1.2s", "350ms", "10m0s": the inverse of ParseDuration, for messages.
+// Durations and times for people. Both duration styles share one rule
+// (one core): the unit is chosen by magnitude, under 1s milliseconds
+// ("350ms"), under 1m seconds and tenths ("1.2s"), under 1h minutes and
+// seconds, then hours and minutes; every part is truncated toward zero,
+// so a value never shows as more than it was, nor as "1000ms" or "60.0s".
+// A negative value (a clock skew) gets a "-". The styles differ only in
+// the second part of minutes and hours, and both are needed:
+
+/// "350ms", "1.2s", "10m0s", "1h2m": Go's spelling (time.Duration, the
+/// kubelet's "back-off 5m0s"), which ParseDuration reads back, so a
+/// message echoes a --timeout as the user could have typed it.
 std::string FormatDuration(Duration d);
+/// "850ms", "12.3s", "7m02s", "1h02m": the second part zero-padded, so a
+/// right-aligned column of --report times lines up digit for digit; for
+/// the report's tables, axis labels and notes, which count microseconds.
+std::string FormatMicrosPadded(int64_t us);
+/// "2026-12-01 09:46:40.123 UTC": microseconds since the Unix epoch (as
+/// WallClockMicros), to the millisecond.
+std::string FormatWallMicros(int64_t us);
 
 /// Parses a non-negative decimal integer that fits in int.
 StatusOr<int> ParseInt(std::string_view text);

@@ -9,6 +9,7 @@
 #include <set>
 #include <vector>
 
+#include "plugin/base/strings.h"
 #include "plugin/report/report_text.h"
 
 namespace k8s_agent::report {
@@ -82,7 +83,7 @@ Row HostRow(const JobLaunch& job, const HostLaunch& h) {
   for (const Span& s : h.spans) {
     r.bars.push_back({s.phase, s.start_us, s.end_us, s.failed,
                       h.host + ": " + InfoFor(s.phase).title + " " +
-                          FormatMicros(s.duration_us()) + " (from " +
+                          FormatMicrosPadded(s.duration_us()) + " (from " +
                           Offset(job, s.start_us) + ")"});
   }
   if (h.failed()) {
@@ -116,7 +117,7 @@ Row GroupRow(const JobLaunch& job, const std::vector<size_t>& members) {
     int64_t s = Median(starts), e = Median(ends);
     r.bars.push_back({PhaseAt(p), s, std::max(s, e), false,
                       r.label + ": median " + InfoFor(PhaseAt(p)).title + " " +
-                          FormatMicros(std::max<int64_t>(0, e - s))});
+                          FormatMicrosPadded(std::max<int64_t>(0, e - s))});
   }
   for (size_t i : members) {
     r.w_start = std::min(r.w_start, job.hosts[i].first_us);
@@ -226,8 +227,8 @@ std::string FormatGanttSvg(const JobLaunch& job) {
     o += "<line x1=\"" + Num(gx) + "\" y1=\"" + Num(kTop - 6) + "\" x2=\"" +
          Num(gx) + "\" y2=\"" + Num(chart_bottom) + "\" stroke=\"#e0e0e0\"/>\n";
     o += "<text x=\"" + Num(gx) + "\" y=\"" + Num(kTop - 9) +
-         "\" text-anchor=\"middle\" fill=\"#555555\">+" + Esc(FormatMicros(t)) +
-         "</text>\n";
+         "\" text-anchor=\"middle\" fill=\"#555555\">+" +
+         Esc(FormatMicrosPadded(t)) + "</text>\n";
   }
   // Rows.
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -4,12 +4,11 @@
 #include "plugin/report/launch_model.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <map>
 #include <tuple>
 
 #include "plugin/base/natural_order.h"
+#include "plugin/base/strings.h"
 #include "plugin/report/host_launch.h"
 
 namespace k8s_agent::report {
@@ -57,27 +56,6 @@ int64_t HostLaunch::PhaseUs(Phase phase) const {
 bool HostLaunch::HasPhase(Phase phase) const {
   return std::any_of(spans.begin(), spans.end(),
                      [&](const Span& s) { return s.phase == phase; });
-}
-
-std::string FormatMicros(int64_t us) {
-  char buf[32];
-  const char* sign = us < 0 ? "-" : "";
-  int64_t a = us < 0 ? -us : us;
-  if (a < 1000000) {
-    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "ms", sign, a / 1000);
-  } else if (a < 60000000) {
-    std::snprintf(buf, sizeof(buf), "%s%.1fs", sign,
-                  static_cast<double>(a) / 1e6);
-  } else if (a < int64_t{3600} * 1000000) {
-    int64_t s = a / 1000000;
-    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "m%02" PRId64 "s", sign,
-                  s / 60, s % 60);
-  } else {
-    int64_t m = a / 60000000;
-    std::snprintf(buf, sizeof(buf), "%s%" PRId64 "h%02" PRId64 "m", sign,
-                  m / 60, m % 60);
-  }
-  return buf;
 }
 
 StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records) {
@@ -149,7 +127,7 @@ StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records) {
     if (h.skew && h.skew->ahead_us >= 1000) {
       job.notes.push_back(
           "clock skew: " + h.host + ": " + h.skew->field + " is " +
-          FormatMicros(h.skew->ahead_us) +
+          FormatMicrosPadded(h.skew->ahead_us) +
           " later than the agent first saw it, so the clock of " +
           (h.skew->field == "created"
                ? std::string("the API server")

@@ -141,9 +141,6 @@ struct JobLaunch {
 /// Builds the model. kInvalidArgument when no record names a host.
 StatusOr<JobLaunch> BuildJobLaunch(const std::vector<TraceRecord>& records);
 
-/// "850ms", "12.3s", "7m02s", "1h02m": compact, for tables and labels.
-std::string FormatMicros(int64_t us);
-
 }  // namespace k8s_agent::report
 
 #endif  // K8S_AGENT_PLUGIN_REPORT_LAUNCH_MODEL_H_

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/strings.h"
 #include "plugin/report/report_text.h"
 
 namespace k8s_agent::report {

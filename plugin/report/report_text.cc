@@ -4,9 +4,6 @@
 #include "plugin/report/report_text.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
-#include <ctime>
 
 #include "plugin/base/strings.h"
 
@@ -32,19 +29,8 @@ std::string WaitingList(const HostLaunch& h) {
 
 }  // namespace
 
-std::string FormatWallMicros(int64_t us) {
-  time_t secs = static_cast<time_t>(us / 1000000);
-  struct tm tm {};
-  gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d %02d:%02d:%02d.%03d UTC",
-                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-                tm.tm_min, tm.tm_sec, static_cast<int>((us / 1000) % 1000));
-  return buf;
-}
-
 std::string Offset(const JobLaunch& job, int64_t t_us) {
-  return "+" + FormatMicros(t_us - job.t0_us);
+  return "+" + FormatMicrosPadded(t_us - job.t0_us);
 }
 
 std::string DescribeCritical(const JobLaunch& job) {
@@ -53,12 +39,13 @@ std::string DescribeCritical(const JobLaunch& job) {
   const HostLaunch& h = job.hosts[c.host];
   std::string s = h.host + " was last, at " + Offset(job, h.end_us) + "; ";
   if (c.created_late) {
-    s += "its pod was created (or its agent began) " + FormatMicros(c.took_us) +
-         " after the job started (median " + FormatMicros(c.median_us) + ")";
+    s += "its pod was created (or its agent began) " +
+         FormatMicrosPadded(c.took_us) + " after the job started (median " +
+         FormatMicrosPadded(c.median_us) + ")";
   } else {
     s += "its " + std::string(InfoFor(c.phase).title) + " phase took " +
-         FormatMicros(c.took_us) + " (median " + FormatMicros(c.median_us) +
-         ")";
+         FormatMicrosPadded(c.took_us) + " (median " +
+         FormatMicrosPadded(c.median_us) + ")";
     if (c.phase == Phase::kContainer || c.phase == Phase::kScheduling) {
       std::string waiting = WaitingList(h);
       if (!waiting.empty()) s += "; waiting reasons seen: " + waiting;
@@ -115,7 +102,7 @@ std::string FormatTextReport(const JobLaunch& job,
     for (int p = 0; p < kPhaseCount; ++p) {
       Phase phase = PhaseAt(p);
       std::string cell =
-          h.HasPhase(phase) ? FormatMicros(h.PhaseUs(phase)) : "-";
+          h.HasPhase(phase) ? FormatMicrosPadded(h.PhaseUs(phase)) : "-";
       row += " " + Pad(cell, kCol, true);
     }
     row += " " + Pad(h.reached ? Offset(job, h.end_us) : "-", kCol, true);
@@ -136,9 +123,10 @@ std::string FormatTextReport(const JobLaunch& job,
   for (const PhaseSummary& s : job.phases) {
     out += Pad(InfoFor(s.phase).title, 12) +
            Pad(std::to_string(s.hosts), 7, true) +
-           Pad(FormatMicros(s.median_us), 10, true) +
-           Pad(FormatMicros(s.p90_us), 10, true) +
-           Pad(FormatMicros(s.max_us), 10, true) + "  " + s.max_host + "\n";
+           Pad(FormatMicrosPadded(s.median_us), 10, true) +
+           Pad(FormatMicrosPadded(s.p90_us), 10, true) +
+           Pad(FormatMicrosPadded(s.max_us), 10, true) + "  " + s.max_host +
+           "\n";
   }
   out += "\n";
 

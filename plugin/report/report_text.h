@@ -19,9 +19,6 @@ std::string FormatTextReport(const JobLaunch& job,
 /// "+12.3s" relative to the job start.
 std::string Offset(const JobLaunch& job, int64_t t_us);
 
-/// "2026-12-01 09:46:40.123 UTC".
-std::string FormatWallMicros(int64_t us);
-
 /// One line on why the last host was last.
 std::string DescribeCritical(const JobLaunch& job);
 

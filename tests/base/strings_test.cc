@@ -43,6 +43,59 @@ TEST(DurationTest, FormatsForHumans) {
   EXPECT_EQ(FormatDuration(milliseconds(350)), "350ms");
   EXPECT_EQ(FormatDuration(milliseconds(1234)), "1.2s");
   EXPECT_EQ(FormatDuration(std::chrono::minutes(10)), "10m0s");
+  EXPECT_EQ(FormatDuration(seconds(90)), "1m30s");
+  EXPECT_EQ(FormatDuration(seconds(3720)), "1h2m");
+  EXPECT_EQ(FormatDuration(Duration::zero()), "0ms");
+  EXPECT_EQ(FormatDuration(-seconds(2)), "-2.0s");
+}
+
+TEST(DurationTest, FormatsThePaddedReportStyle) {
+  constexpr int64_t kMs = 1000;
+  constexpr int64_t kSec = 1000 * kMs;
+  EXPECT_EQ(FormatMicrosPadded(850 * kMs), "850ms");
+  EXPECT_EQ(FormatMicrosPadded(12300 * kMs), "12.3s");
+  EXPECT_EQ(FormatMicrosPadded(422 * kSec), "7m02s");
+  EXPECT_EQ(FormatMicrosPadded(3720 * kSec), "1h02m");
+  EXPECT_EQ(FormatMicrosPadded(3600 * kSec), "1h00m");
+  EXPECT_EQ(FormatMicrosPadded(-2 * kSec), "-2.0s");
+  EXPECT_EQ(FormatMicrosPadded(0), "0ms");
+}
+
+TEST(DurationTest, BothStylesShareOneRule) {
+  constexpr int64_t kMs = 1000;
+  constexpr int64_t kSec = 1000 * kMs;
+  // Same value, same unit; only the second part's padding differs.
+  EXPECT_EQ(FormatDuration(seconds(422)), "7m2s");
+  EXPECT_EQ(FormatMicrosPadded(422 * kSec), "7m02s");
+  struct Case {
+    int64_t us;
+    const char* want;
+  } cases[] = {
+      // Truncated toward zero at the last digit shown: never rounded up
+      // into the next unit.
+      {999, "0ms"},           {999 * kMs + 999, "999ms"},
+      {1 * kSec, "1.0s"},     {1250 * kMs, "1.2s"},
+      {1350 * kMs, "1.3s"},   {1999 * kMs, "1.9s"},
+      {59999 * kMs, "59.9s"}, {-500, "0ms"},  // Not "-0ms".
+      {-1500 * kMs, "-1.5s"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(FormatMicrosPadded(c.us), c.want) << c.us;
+    EXPECT_EQ(FormatDuration(std::chrono::microseconds(c.us)), c.want) << c.us;
+  }
+  EXPECT_EQ(FormatDuration(seconds(60)), "1m0s");
+  EXPECT_EQ(FormatMicrosPadded(60 * kSec), "1m00s");
+  EXPECT_EQ(FormatMicrosPadded(3599 * kSec + 999 * kMs), "59m59s");
+  // The extremes do not overflow (INT64_MIN has no int64_t magnitude).
+  EXPECT_EQ(FormatMicrosPadded(INT64_MAX), "2562047788h00m");
+  EXPECT_EQ(FormatMicrosPadded(INT64_MIN), "-2562047788h00m");
+  EXPECT_EQ(FormatDuration(Duration::max()), "2562047h47m");
+}
+
+TEST(DurationTest, FormatsWallClockMicros) {
+  EXPECT_EQ(FormatWallMicros(0), "1970-01-01 00:00:00.000 UTC");
+  EXPECT_EQ(FormatWallMicros(int64_t{1764579600123456}),
+            "2025-12-01 09:00:00.123 UTC");
 }
 
 TEST(StringsTest, JoinSplitTrim) {

@@ -294,13 +294,5 @@ TEST(LaunchModelTest, HostsThatBeganTogetherSortInNaturalOrder) {
   EXPECT_EQ(job.hosts[2].host, "w-10");
 }
 
-TEST(LaunchModelTest, FormatMicros) {
-  EXPECT_EQ(FormatMicros(850 * kMs), "850ms");
-  EXPECT_EQ(FormatMicros(12300 * kMs), "12.3s");
-  EXPECT_EQ(FormatMicros(422 * kSec), "7m02s");
-  EXPECT_EQ(FormatMicros(3720 * kSec), "1h02m");
-  EXPECT_EQ(FormatMicros(-2 * kSec), "-2.0s");
-}
-
 }  // namespace
 }  // namespace k8s_agent::report

@@ -27,10 +27,8 @@ cleanup() {
   # Processes a scenario stopped or left behind on purpose, by pid.
   for p in ${STOPPED_PIDS[@]+"${STOPPED_PIDS[@]}"}; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
   [ -s "$T/remote.pid" ] && kill -9 "$(cat "$T/remote.pid")" 2>/dev/null
-  # sshd may have been started from a background subshell: its pid is in
-  # a file, and it is killed by pid, never by name.
-  local pid
-  pid=$(cat "$T/sshd.pid" 2>/dev/null) && kill "$pid" 2>/dev/null
+  # sshd, its sessions and the port's holder, by pid.
+  sshd_harness_release "$T/ssh"
   fake_apiserver_stop "$T/api"
   rm -rf "$T"
 }
@@ -40,56 +38,30 @@ fail() { echo "FAIL [$SCENARIO]: $*" >&2; for f in "$T"/out "$T"/err; do [ -f "$
 ok() { echo "ok [$SCENARIO]: $*"; }
 
 # ---- sshd on 127.0.0.1, own keys, user key authorised --------------------
+# The tests' one sshd harness (the C++ SshdFixture's too): $T/ssh holds the
+# keys (host_ed25519, id_ed25519), authorized_keys, sshd_config, sshd.log
+# and sshd.pid, and the port stays reserved for this test until cleanup.
+# shellcheck source=tests/lib/sshd_harness.sh
+source "$HERE/../../lib/sshd_harness.sh"
 free_port() {
   /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
 }
-SSH_PORT=$(free_port)
-mkdir -p "$T/ssh" /run/sshd
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/host_key"
-ssh-keygen -q -t ed25519 -N '' -f "$T/ssh/id_ed25519"
-cp "$T/ssh/id_ed25519.pub" "$T/ssh/authorized_keys"
-: > "$T/ssh/empty_bashrc"
-cat > "$T/ssh/sshd_config" <<CFG
-Port $SSH_PORT
-ListenAddress 127.0.0.1
-HostKey $T/ssh/host_key
-PidFile none
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-AuthorizedKeysFile $T/ssh/authorized_keys
-UseDNS no
-CFG
+sshd_harness_init "$T/ssh" || fail "sshd harness: init"
+SSH_PORT=$(cat "$T/ssh/port")
+SSHD_LOG=$T/ssh/sshd.log
 # known_hosts: the key under the host names Open MPI would pass, in ssh's
 # [name]:port form for a port other than 22, as k8s-agent checks it.
-hostkey=$(cut -d' ' -f1,2 "$T/ssh/host_key.pub")
+hostkey=$(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")
 names=""
 for h in w-0 w-1 w-2 w-10 w-late job-0.job.default.svc.cluster.local; do names+="[$h]:$SSH_PORT,"; done
 printf '%s %s\n' "${names%,}" "$hostkey" > "$T/ssh/known_hosts"
 
-start_sshd() {
-  # Ready is this start's own "Server listening" line, logged after its
-  # listen(): a connect alone could reach another test's sshd on the port,
-  # and a restart appends to the same log. (wc, not stat: stat() below is
-  # the API server's.)
-  local from
-  from=$(($(wc -c < "$T/sshd.log" 2>/dev/null || echo 0) + 1))
-  # A private mount namespace hides root's ~/.bashrc (pyenv init costs
-  # ~150 ms per command) from this sshd only.
-  setsid unshare --mount sh -c "mount --bind $T/ssh/empty_bashrc /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $T/ssh/sshd_config" \
-    >> "$T/sshd.log" 2>&1 < /dev/null &
-  local pid=$!
-  echo "$pid" > "$T/sshd.pid"
-  for _ in $(seq 1 600); do
-    tail -c +"$from" "$T/sshd.log" | grep -qF "Server listening on 127.0.0.1 port $SSH_PORT." && return 0
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.05
-  done
-  fail "sshd did not start listening on port $SSH_PORT (another process may hold it): $(tail -c +"$from" "$T/sshd.log")"
-}
+# (Re)starts sshd with $T/ssh/sshd_config as it is now, on SSH_PORT; returns
+# once it listens there.
+start_sshd() { sshd_harness_start "$T/ssh" || fail "sshd did not start (the harness said why, above)"; }
+# Kills sshd and every process under it; returns once it has gone.
+stop_sshd() { sshd_harness_stop "$T/ssh" || fail "sshd did not stop"; }
+sshd_pid() { cat "$T/ssh/sshd.pid"; }
 
 # ---- fake API server ------------------------------------------------------
 fake_apiserver_certs "$T/api" || fail "certs"
@@ -147,7 +119,7 @@ sys.exit(0 if queued >= fcntl.fcntl(fd, 1032) else 1)  # F_GETPIPE_SZ' "$1"
 }
 remote_alive() { kill -0 "$(cat "$T/remote.pid")" 2>/dev/null; }
 # Per-connection sshd processes: children of the listener (by pid).
-sshd_sessions() { pgrep -P "$(cat "$T/sshd.pid")"; }
+sshd_sessions() { pgrep -P "$(sshd_pid)"; }
 wait_watching() {  # wait_watching N: until N WATCH requests were counted
   wait_for 10 watches_at_least "$1" || fail "never saw $1 watch(es)"
 }
@@ -335,7 +307,7 @@ kex-mismatch)
   grep -q 'offers sntrup761x25519-sha512@openssh.com' "$T/err" || fail "server side missing: $(cat "$T/err")"
   grep -q 'curve25519-sha256' "$T/err" || fail "our side missing: $(cat "$T/err")"
   # sshd logs each refused negotiation (start_sshd's probe has none).
-  n=$(grep -c 'Unable to negotiate' "$T/sshd.log")
+  n=$(grep -c 'Unable to negotiate' "$SSHD_LOG")
   [ "$n" -eq 1 ] || fail "$n negotiations with sshd (retried?)"
   ok "$(cat "$T/err")"
   ;;
@@ -674,8 +646,8 @@ user-key-unauthorized)
   grep -q "$T/ssh/id_ed25519" "$T/err" || fail "key not named: $(cat "$T/err")"
   # Not worth retrying: one connection reached sshd, and the message is the
   # refusal, not the --timeout's.
-  n=$(grep -c 'Connection closed by authenticating user' "$T/sshd.log")
-  [ "$n" -eq 1 ] || fail "$n connections for an auth refusal: $(cat "$T/sshd.log")"
+  n=$(grep -c 'Connection closed by authenticating user' "$SSHD_LOG")
+  [ "$n" -eq 1 ] || fail "$n connections for an auth refusal: $(cat "$SSHD_LOG")"
   grep -q 'timed out' "$T/err" && fail "retried until the timeout: $(cat "$T/err")"
   ok "$ms ms, one connection: $(cat "$T/err")"
   ;;
@@ -691,7 +663,7 @@ sshd-killed)
   [ -n "$sessions" ] || fail "no sshd session process"
   t0=$(date +%s%N)
   # shellcheck disable=SC2086
-  kill -9 $sessions "$(cat "$T/sshd.pid")"
+  kill -9 $sessions "$(sshd_pid)"
   wait_agent 30
   ms=$(ms_since $t0)
   [ $RC -eq 255 ] || fail "rc $RC"

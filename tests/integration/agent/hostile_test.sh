@@ -163,7 +163,7 @@ AKC
   start_proxy reset_proxy.py "$T/auth-started"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   run_via_proxy
-  [ $RC -eq 255 ] || fail "rc $RC; sshd: $(cat "$T/sshd.log")"
+  [ $RC -eq 255 ] || fail "rc $RC; sshd: $(cat "$SSHD_LOG")"
   grep -q "Connection reset by 127.0.0.1 port $PX during authentication" "$T/err" || fail "message: $(cat "$T/err")"
   grep -q 'rejected\|authorized_keys' "$T/err" && fail "reported as a rejected key: $(cat "$T/err")"
   ok "$(cat "$T/err")"
@@ -226,8 +226,7 @@ weak-algorithms)
     [ $RC -eq 255 ] || fail "$case: the agent offered $value by default (rc $RC)"
     run_agent -o "$key=$value" w-0 echo "$value"
     [ $RC -eq 0 ] && [ "$(cat "$T/out")" = "$value" ] || fail "-o $key=$value: rc $RC $(cat "$T/err")"
-    kill "$(cat "$T/sshd.pid")"
-    wait_for 10 sh -c "! kill -0 $(cat "$T/sshd.pid") 2>/dev/null" || fail "sshd did not stop"
+    stop_sshd
   done
   ok "aes128-cbc, diffie-hellman-group14-sha1 and hmac-md5 only on request"
   ;;
@@ -283,8 +282,8 @@ max-auth-tries)
   grep -q "$T/ssh/other" "$T/err" || fail "key not named: $(cat "$T/err")"
   grep -q 'MaxAuthTries' "$T/err" || fail "no remedy: $(cat "$T/err")"
   grep -q 'Banner\|timed out' "$T/err" && fail "misreported or retried: $(cat "$T/err")"
-  n=$(grep -c 'maximum authentication attempts exceeded' "$T/sshd.log")
-  [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$T/sshd.log")"
+  n=$(grep -c 'maximum authentication attempts exceeded' "$SSHD_LOG")
+  [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$SSHD_LOG")"
   ok "$(cat "$T/err")"
   ;;
 sigterm-max-sessions-one)

@@ -1,28 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// SshdFixture: keys, config and lifetime of a loopback test sshd.
+// SshdFixture: a loopback test sshd through tests/lib/sshd_harness.sh.
 
 #include "tests/integration/ssh/sshd_fixture.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
@@ -32,7 +24,14 @@ extern char** environ;
 namespace k8s_agent::testing {
 namespace {
 
-constexpr const char* kSshd = "/usr/sbin/sshd";
+// Set by CMake: the harness the shell tests source too.
+constexpr const char* kHarness = K8S_SSHD_HARNESS;
+
+// Options every fixture sshd gets after the setup's own (sshd keeps an
+// option's first value): many connections and sessions at once, and a log
+// the tests read.
+constexpr const char* kFixtureConfig[] = {
+    "MaxStartups 100:30:200", "MaxSessions 100", "LogLevel VERBOSE"};
 
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::trunc);
@@ -40,19 +39,6 @@ Status WriteFile(const std::string& path, const std::string& text) {
   f.close();
   if (!f) return InternalError("cannot write " + path);
   return OkStatus();
-}
-
-int FreePort() {
-  UniqueFd s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
-    return -1;
-  }
-  socklen_t len = sizeof(a);
-  ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len);
-  return ntohs(a.sin_port);
 }
 
 // Waits (poll as a bounded timer) up to `ms` for the child to exit.
@@ -63,19 +49,6 @@ bool WaitExit(pid_t pid, int ms) {
     ::poll(nullptr, 0, 10);
   }
   return false;
-}
-
-pid_t ParentOf(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  std::getline(f, line);
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(line.substr(close + 2));
-  char state;
-  pid_t ppid = -1;
-  rest >> state >> ppid;
-  return ppid;
 }
 
 }  // namespace
@@ -93,6 +66,9 @@ Status SshdFixture::Run(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&fa, out.get(), 1);
   posix_spawn_file_actions_adddup2(&fa, out.get(), 2);
+  // Nothing else of the test's (sockets, pipes) reaches the child, nor
+  // what it leaves running: the harness's sshd and port holder.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   pid_t pid;
   int rc = ::posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&fa);
@@ -107,18 +83,6 @@ Status SshdFixture::Run(const std::vector<std::string>& argv) {
   return InternalError(Join(argv, " ") + " failed: " + text);
 }
 
-Status SshdFixture::KeyGen(const std::string& type, const std::string& path,
-                           const std::string& comment) {
-  std::vector<std::string> argv = {
-      "/usr/bin/ssh-keygen", "-q", "-N", "", "-C", comment, "-f", path};
-  size_t dash = type.find('-');
-  argv.insert(argv.end(), {"-t", type.substr(0, dash)});
-  if (dash != std::string::npos) {
-    argv.insert(argv.end(), {"-b", type.substr(dash + 1)});
-  }
-  return Run(argv);
-}
-
 StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(bool start) {
   return Create(SshdSetup{}, start);
 }
@@ -127,7 +91,7 @@ StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::Create(
     const SshdSetup& setup, bool start) {
   std::unique_ptr<SshdFixture> f(new SshdFixture());
   K8S_RETURN_IF_ERROR(f->Init(setup));
-  if (start) K8S_RETURN_IF_ERROR(f->Start());
+  if (start) K8S_RETURN_IF_ERROR(f->Start(/*may_move=*/true));
   return f;
 }
 
@@ -135,220 +99,102 @@ StatusOr<std::unique_ptr<SshdFixture>> SshdFixture::CreateWithLoginUser(
     const SshdSetup& setup, const std::string& login_user) {
   std::unique_ptr<SshdFixture> f(new SshdFixture());
   K8S_RETURN_IF_ERROR(f->Init(setup, login_user));
-  K8S_RETURN_IF_ERROR(f->Start());
+  K8S_RETURN_IF_ERROR(f->Start(/*may_move=*/true));
   return f;
+}
+
+Status SshdFixture::Harness(const std::string& subcommand,
+                            const std::vector<std::string>& args) const {
+  std::vector<std::string> argv = {"/bin/bash", kHarness, subcommand, dir_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return Run(argv);
+}
+
+StatusOr<int> SshdFixture::ReadNumber(const std::string& name) const {
+  K8S_ASSIGN_OR_RETURN(std::string text, ReadFileToString(dir_ + "/" + name));
+  int n = std::atoi(std::string(Trim(text)).c_str());
+  if (n <= 0) return InternalError("no number in " + dir_ + "/" + name);
+  return n;
+}
+
+void SshdFixture::Reap(pid_t pid) {
+  if (pid > 0) WaitExit(pid, 5000);
 }
 
 Status SshdFixture::Init(const SshdSetup& setup,
                          const std::string& login_user) {
+  // The harness's sshd and port holder outlive the harness command that
+  // started them: as their subreaper, this process reaps them (Reap), and
+  // a zombie never looks like a live sshd.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   char tmpl[] = "/tmp/sshd-fixture-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) return ErrnoError("mkdtemp", errno);
   dir_ = tmpl;
-  struct passwd* pw = ::getpwuid(::getuid());
-  user_ = pw != nullptr ? pw->pw_name : "root";
-  port_ = FreePort();
-  if (port_ <= 0) return InternalError("no free port");
-  std::string host_file = dir_ + "/host_" + setup.host_key;
-  user_key_ = dir_ + "/id_" + setup.user_key;
-  K8S_RETURN_IF_ERROR(KeyGen(setup.host_key, host_file, "fixture-host"));
-  K8S_RETURN_IF_ERROR(KeyGen(setup.user_key, user_key_, "fixture-user"));
-  K8S_ASSIGN_OR_RETURN(std::string pub, ReadFileToString(user_key_ + ".pub"));
-  K8S_RETURN_IF_ERROR(WriteFile(dir_ + "/authorized_keys", pub));
-  if (!login_user.empty() && ::geteuid() == 0) {
-    K8S_RETURN_IF_ERROR(AddLoginUser(login_user));
+  std::vector<std::string> args = {"--host-key", setup.host_key, "--user-key",
+                                   setup.user_key};
+  if (!login_user.empty())
+    args.insert(args.end(), {"--login-user", login_user});
+  for (const std::string& line : setup.config) {
+    args.insert(args.end(), {"--config", line});
   }
-  K8S_ASSIGN_OR_RETURN(std::string host_pub,
-                       ReadFileToString(host_file + ".pub"));
+  for (const char* line : kFixtureConfig) {
+    args.insert(args.end(), {"--config", line});
+  }
+  Status init = Harness("init", args);
+  // Whatever init got to, the holder is reaped with it.
+  StatusOr<int> holder = ReadNumber("holder.pid");
+  if (holder.ok()) holder_pid_ = *holder;
+  K8S_RETURN_IF_ERROR(init);
+  K8S_ASSIGN_OR_RETURN(port_, ReadNumber("port"));
+  K8S_ASSIGN_OR_RETURN(std::string user, ReadFileToString(dir_ + "/user"));
+  user_ = std::string(Trim(user));
+  user_key_ = dir_ + "/id_" + setup.user_key;
+  K8S_ASSIGN_OR_RETURN(
+      std::string host_pub,
+      ReadFileToString(dir_ + "/host_" + setup.host_key + ".pub"));
   std::vector<std::string> words = Split(std::string(Trim(host_pub)), ' ');
   if (words.size() < 2) return InternalError("bad host key " + host_pub);
   host_key_ = words[0] + " " + words[1];
-  std::string cfg = "Port " + std::to_string(port_) +
-                    "\n"
-                    "ListenAddress 127.0.0.1\n"
-                    "HostKey " +
-                    host_file +
-                    "\n"
-                    "PidFile " +
-                    dir_ +
-                    "/sshd.pid\n"
-                    "AuthorizedKeysFile " +
-                    dir_ +
-                    "/authorized_keys\n"
-                    "StrictModes no\n"
-                    "UsePAM no\n"
-                    "PubkeyAuthentication yes\n"
-                    "PasswordAuthentication no\n"
-                    "KbdInteractiveAuthentication no\n"
-                    "PermitRootLogin prohibit-password\n"
-                    "UseDNS no\n"
-                    "MaxStartups 100:30:200\n"
-                    "MaxSessions 100\n"
-                    "LogLevel VERBOSE\n";
-  // sshd keeps the first value of an option: the setup's lines go first.
-  std::string extra;
-  for (const std::string& line : setup.config) extra += line + "\n";
-  return WriteFile(dir_ + "/sshd_config", extra + cfg);
-}
-
-// A uid no real account uses; the user's home is the fixture's dir, which
-// it must be able to read (sshd reads authorized_keys as the user).
-constexpr int kLoginUid = 47213;
-
-Status SshdFixture::AddLoginUser(const std::string& name) {
-  K8S_ASSIGN_OR_RETURN(std::string passwd, ReadFileToString("/etc/passwd"));
-  K8S_ASSIGN_OR_RETURN(std::string group, ReadFileToString("/etc/group"));
-  std::string id = std::to_string(kLoginUid);
-  K8S_RETURN_IF_ERROR(
-      WriteFile(dir_ + "/passwd", passwd + name + ":x:" + id + ":" + id +
-                                      ":fixture:" + dir_ + ":/bin/sh\n"));
-  K8S_RETURN_IF_ERROR(
-      WriteFile(dir_ + "/group", group + name + ":x:" + id + ":\n"));
-  for (const char* f : {"", "/passwd", "/group", "/authorized_keys"}) {
-    if (::chmod((dir_ + f).c_str(), 0755) != 0) {
-      return ErrnoError("chmod " + dir_ + f, errno);
-    }
-  }
-  bind_mounts_.emplace_back(dir_ + "/passwd", "/etc/passwd");
-  bind_mounts_.emplace_back(dir_ + "/group", "/etc/group");
-  user_ = name;
   return OkStatus();
 }
 
-Status SshdFixture::Start() {
+Status SshdFixture::Start() { return Start(/*may_move=*/false); }
+
+Status SshdFixture::Start(bool may_move) {
   if (pid_ > 0) return OkStatus();
-  // FreePort() must let its port go before sshd binds it, and another test
-  // may take it in between: then this sshd cannot bind, and only the first
-  // start moves to a new port (a restart keeps the address tests know).
-  for (int attempt = 1;; ++attempt) {
-    Status s = SpawnAndWaitListening();
-    bool port_taken =
-        !s.ok() && !started_ &&
-        s.message().find("Address already in use") != std::string::npos;
-    if (!port_taken || attempt == 5) {
-      if (s.ok()) started_ = true;
-      return s;
-    }
-    int old_port = port_;
-    port_ = FreePort();
-    if (port_ <= 0) return InternalError("no free port");
-    std::string cfg = dir_ + "/sshd_config";
-    K8S_ASSIGN_OR_RETURN(std::string text, ReadFileToString(cfg));
-    std::string from = "Port " + std::to_string(old_port) + "\n";
-    size_t at = text.find(from);
-    if (at == std::string::npos) return InternalError("no Port line: " + cfg);
-    text.replace(at, from.size(), "Port " + std::to_string(port_) + "\n");
-    K8S_RETURN_IF_ERROR(WriteFile(cfg, text));
+  Status s = Harness("start", may_move ? std::vector<std::string>{"--may-move"}
+                                       : std::vector<std::string>{});
+  // A move replaced the holder: reap the old one, know the new one.
+  StatusOr<int> holder = ReadNumber("holder.pid");
+  if (holder.ok() && *holder != holder_pid_) {
+    Reap(holder_pid_);
+    holder_pid_ = *holder;
   }
-}
-
-Status SshdFixture::SpawnAndWaitListening() {
-  ::mkdir("/run/sshd", 0755);  // G4: privsep dir; the unit never ran.
-  std::string cfg = dir_ + "/sshd_config";
-  std::string log = dir_ + "/sshd.log";
-  std::vector<std::string> argv = {kSshd, "-D", "-e", "-f", cfg};
-  // G2: root's ~/.bashrc (pyenv) adds ~0.6 s to every remote command.
-  // Hide it from this sshd only, in a private mount namespace (with the
-  // login user's passwd, if any); the same pid then execs sshd, so Stop()
-  // still has the right pid.
-  std::vector<std::pair<std::string, std::string>> mounts = bind_mounts_;
-  struct passwd* pw = ::getpwuid(::getuid());
-  std::string bashrc =
-      pw != nullptr ? std::string(pw->pw_dir) + "/.bashrc" : std::string();
-  if (::geteuid() == 0 && !bashrc.empty() &&
-      ::access(bashrc.c_str(), F_OK) == 0) {
-    std::string empty = dir_ + "/empty_bashrc";
-    K8S_RETURN_IF_ERROR(WriteFile(empty, ""));
-    mounts.emplace_back(empty, bashrc);
+  if (!s.ok()) {
+    StatusOr<int> failed = ReadNumber("sshd.pid");
+    if (failed.ok()) Reap(*failed);
+    return s;
   }
-  if (!mounts.empty() && ::access("/usr/bin/unshare", X_OK) == 0) {
-    std::string script;
-    for (const auto& [from, to] : mounts) {
-      script += "mount --bind " + from + " " + to + " && ";
-    }
-    argv = {"/usr/bin/unshare", "-m", "/bin/sh", "-c",
-            script + "exec " + std::string(kSshd) + " -D -e -f " + cfg};
-  }
-  std::vector<char*> args;
-  for (const std::string& a : argv)
-    args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 2, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  // A restart appends to the same log: read only what this start writes.
-  struct stat log_st {};
-  const size_t log_start = ::stat(log.c_str(), &log_st) == 0
-                               ? static_cast<size_t>(log_st.st_size)
-                               : 0;
-  int rc = ::posix_spawn(&pid_, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) {
-    pid_ = -1;
-    return ErrnoError("spawn sshd", rc);
-  }
-  // Ready is this sshd's own "Server listening" line (logged after its
-  // listen()), read from where this start began: a connect alone could
-  // reach another test's sshd on a port this one failed to bind.
-  const std::string listening =
-      "Server listening on 127.0.0.1 port " + std::to_string(port_) + ".";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (Log().find(listening, log_start) != std::string::npos) {
-      return OkStatus();
-    }
-    if (::waitpid(pid_, nullptr, WNOHANG) == pid_) {
-      pid_ = -1;
-      return InternalError("sshd exited: " + Log().substr(log_start));
-    }
-    ::poll(nullptr, 0, 10);
-  }
-  Stop();
-  return InternalError("sshd did not listen within 30 s: " +
-                       Log().substr(log_start));
-}
-
-std::vector<pid_t> SshdFixture::Tree() const {
-  std::vector<pid_t> tree;
-  if (pid_ <= 0) return tree;
-  tree.push_back(pid_);
-  std::vector<std::pair<pid_t, pid_t>> all;  // (pid, ppid)
-  if (DIR* d = ::opendir("/proc")) {
-    while (dirent* e = ::readdir(d)) {
-      pid_t p = static_cast<pid_t>(std::atoi(e->d_name));
-      if (p > 0) all.emplace_back(p, ParentOf(p));
-    }
-    ::closedir(d);
-  }
-  for (size_t i = 0; i < tree.size(); ++i) {
-    for (const auto& [p, pp] : all) {
-      if (pp == tree[i]) tree.push_back(p);
-    }
-  }
-  return tree;
+  K8S_ASSIGN_OR_RETURN(port_, ReadNumber("port"));
+  K8S_ASSIGN_OR_RETURN(pid_, ReadNumber("sshd.pid"));
+  return OkStatus();
 }
 
 void SshdFixture::Stop() {
   if (pid_ <= 0) return;
-  std::vector<pid_t> tree = Tree();
-  for (pid_t p : tree) ::kill(p, SIGKILL);
-  for (pid_t p : tree) ::kill(p, SIGCONT);
-  WaitExit(pid_, 5000);
+  (void)Harness("stop");
+  Reap(pid_);
   pid_ = -1;
 }
 
 Status SshdFixture::Pause() {
   if (pid_ <= 0) return FailedPreconditionError("sshd not running");
-  for (pid_t p : Tree()) ::kill(p, SIGSTOP);
-  return OkStatus();
+  return Harness("signal", {"STOP"});
 }
 
 Status SshdFixture::Resume() {
   if (pid_ <= 0) return FailedPreconditionError("sshd not running");
-  for (pid_t p : Tree()) ::kill(p, SIGCONT);
-  return OkStatus();
+  return Harness("signal", {"CONT"});
 }
 
 std::string SshdFixture::Log() const {
@@ -374,8 +220,10 @@ StatusOr<std::string> SshdFixture::NewUserKey(const std::string& name) {
 }
 
 SshdFixture::~SshdFixture() {
-  Stop();
   if (!dir_.empty()) {
+    (void)Harness("release");
+    Reap(pid_);
+    Reap(holder_pid_);
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// A real OpenSSH sshd on 127.0.0.1:<free port> with test-generated keys.
+// A real OpenSSH sshd on 127.0.0.1:<free port> with test-generated keys,
+// run by the tests' one sshd harness (tests/lib/sshd_harness.sh).
 
 #ifndef K8S_AGENT_TESTS_INTEGRATION_SSH_SSHD_FIXTURE_H_
 #define K8S_AGENT_TESTS_INTEGRATION_SSH_SSHD_FIXTURE_H_
@@ -8,7 +9,6 @@
 
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "plugin/base/status.h"
@@ -24,8 +24,10 @@ struct SshdSetup {
 };
 
 /// Owns a temp dir with a host key, an authorized user key, an
-/// sshd_config, and (once started) an `sshd -D -e` child. Everything it
-/// started is killed by pid and the dir removed on destruction.
+/// sshd_config, a port reserved for it, and (once started) an `sshd -D -e`
+/// process: tests/lib/sshd_harness.sh does all of that, so the shell tests
+/// and these run the same sshd. Everything it started is killed by pid
+/// and the dir removed on destruction.
 ///
 ///   auto sshd = SshdFixture::Create();          // started, port accepting
 ///   auto later = SshdFixture::Create(false);    // port chosen, not started
@@ -47,8 +49,10 @@ class SshdFixture {
   SshdFixture(const SshdFixture&) = delete;
   SshdFixture& operator=(const SshdFixture&) = delete;
 
-  /// Starts sshd (mkdir -p /run/sshd first) and waits up to 10 s until the
-  /// port accepts connections.
+  /// Starts sshd and waits (up to 30 s) until it listens on port(), which
+  /// stays the same: callers may know it already (Create(false), a
+  /// restart after Stop()). Only Create(true)'s start, before anybody
+  /// knows the port, moves to another if a process took it.
   Status Start();
   /// Kills sshd and every process under it (sessions, remote commands).
   void Stop();
@@ -76,29 +80,29 @@ class SshdFixture {
   /// private key path.
   StatusOr<std::string> NewUserKey(const std::string& name);
 
-  /// Generates a key pair of `type` (SshdSetup's notation) with no
-  /// passphrase at `path` (and `path`.pub).
-  static Status KeyGen(const std::string& type, const std::string& path,
-                       const std::string& comment);
   /// Runs argv to completion; non-zero exit is an error with its output.
   static Status Run(const std::vector<std::string>& argv);
 
  private:
   SshdFixture() = default;
   Status Init(const SshdSetup& setup, const std::string& login_user = "");
-  Status AddLoginUser(const std::string& name);
-  Status SpawnAndWaitListening();
-  std::vector<pid_t> Tree() const;
+  Status Start(bool may_move);
+  /// Runs `sshd_harness.sh SUBCOMMAND dir_ ARGS...`.
+  Status Harness(const std::string& subcommand,
+                 const std::vector<std::string>& args = {}) const;
+  /// Reads the int the harness left in dir_/`name`.
+  StatusOr<int> ReadNumber(const std::string& name) const;
+  /// Reaps `pid` once the harness ended it: sshd and the port's holder
+  /// outlive the harness command, so this process is their subreaper.
+  static void Reap(pid_t pid);
 
   std::string dir_;
   std::string user_;
-  // (file, mount point) bound in sshd's mount namespace.
-  std::vector<std::pair<std::string, std::string>> bind_mounts_;
   std::string host_key_;
   std::string user_key_;
   int port_ = 0;
-  bool started_ = false;  // Once listening, the port stays.
   pid_t pid_ = -1;
+  pid_t holder_pid_ = -1;  // Keeps port_ reserved (see sshd_harness.sh).
   int known_hosts_count_ = 0;
 };
 

@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <optional>
 #include <utility>
 
 #include "plugin/base/log.h"

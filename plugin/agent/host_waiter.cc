@@ -53,7 +53,7 @@ void HostWaiter::Start(TimePoint now) {
   overall_ = Deadline::After(now, policy_.timeout);
   next_progress_ = now + policy_.progress_after;
   tracer_->RecordFields(host_.original, pod_name_, "begin",
-                        {{"on", tracer_->local_host()}});
+                        {{trace_field::kOn, tracer_->local_host()}});
   NoteState("looking up the pod", now);
   if (host_.kind == HostName::Kind::kIp) {
     List(now);

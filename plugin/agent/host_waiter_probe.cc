@@ -57,10 +57,10 @@ void HostWaiter::OnProbeSettled(TimePoint now) {
       state_ = State::kReady;
       std::string where = ssh::HostPort(probe_.ip(), policy_.ssh.port);
       std::string attempts = std::to_string(probe_.attempts()) + " attempt(s)";
-      tracer_->RecordFields(
-          host_.original, pod_name_, "ssh_ready",
-          {{"attempt_t_mono_us", MonoMicros(probe_.attempt_started())}},
-          where + " after " + attempts);
+      tracer_->RecordFields(host_.original, pod_name_, "ssh_ready",
+                            {{trace_field::kAttemptTMonoUs,
+                              MonoMicros(probe_.attempt_started())}},
+                            where + " after " + attempts);
       LogInfo(host_.original + ": ssh to " + where + " ready after " +
               FormatDuration(now - started_) + " (" + attempts + ")");
       if (fatal_since_ != TimePoint::max()) {

@@ -6,21 +6,24 @@
 #include <algorithm>
 #include <vector>
 
+#include "plugin/base/trace_fields.h"
+
 namespace k8s_agent {
 
 nlohmann::json PodStatusFields(const kube::Pod& pod) {
   nlohmann::json f = nlohmann::json::object();
-  if (!pod.uid.empty()) f["uid"] = pod.uid;
-  if (!pod.phase.empty()) f["phase"] = pod.phase;
-  if (!pod.node_name.empty()) f["node"] = pod.node_name;
-  if (!pod.creation_timestamp.empty()) f["created"] = pod.creation_timestamp;
+  if (!pod.uid.empty()) f[trace_field::kUid] = pod.uid;
+  if (!pod.phase.empty()) f[trace_field::kPhase] = pod.phase;
+  if (!pod.node_name.empty()) f[trace_field::kNode] = pod.node_name;
+  if (!pod.creation_timestamp.empty()) {
+    f[trace_field::kCreated] = pod.creation_timestamp;
+  }
   nlohmann::json since = nlohmann::json::object();
-  for (const char* type :
-       {"PodScheduled", "Initialized", "ContainersReady", "Ready"}) {
+  for (const char* type : trace_field::kTrueSinceTypes) {
     auto it = pod.true_since.find(type);
     if (it != pod.true_since.end()) since[type] = it->second;
   }
-  if (!since.empty()) f["true_since"] = since;
+  if (!since.empty()) f[trace_field::kTrueSince] = since;
   std::string started;
   int restarts = 0;
   std::vector<std::string> waiting;
@@ -34,11 +37,11 @@ nlohmann::json PodStatusFields(const kube::Pod& pod) {
       waiting.push_back(c.waiting_reason);
     }
   }
-  if (!started.empty()) f["container_started"] = started;
-  f["restarts"] = restarts;
-  if (!waiting.empty()) f["waiting"] = waiting;
+  if (!started.empty()) f[trace_field::kContainerStarted] = started;
+  f[trace_field::kRestarts] = restarts;
+  if (!waiting.empty()) f[trace_field::kWaiting] = waiting;
   if (!pod.unschedulable_reason.empty()) {
-    f["unschedulable"] = pod.unschedulable_reason;
+    f[trace_field::kUnschedulable] = pod.unschedulable_reason;
   }
   return f;
 }

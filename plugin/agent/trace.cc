@@ -43,15 +43,16 @@ void Tracer::RecordFields(const std::string& host, const std::string& pod,
                           const std::string& detail) {
   if (!fd_.valid()) return;
   nlohmann::json j = fields.is_object() ? fields : nlohmann::json::object();
-  j["host"] = host;
-  j["pod"] = pod;
-  j["event"] = event;
-  j["t_mono_us"] = std::chrono::duration_cast<std::chrono::microseconds>(
-                       clock_->Now().time_since_epoch())
-                       .count();
-  j["t_wall_us"] = WallClockMicros();
-  j["pid"] = static_cast<int>(::getpid());
-  if (!detail.empty()) j["detail"] = detail;
+  j[trace_field::kHost] = host;
+  j[trace_field::kPod] = pod;
+  j[trace_field::kEvent] = event;
+  j[trace_field::kTMonoUs] =
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          clock_->Now().time_since_epoch())
+          .count();
+  j[trace_field::kTWallUs] = WallClockMicros();
+  j[trace_field::kPid] = static_cast<int>(::getpid());
+  if (!detail.empty()) j[trace_field::kDetail] = detail;
   // Replace invalid UTF-8 instead of throwing: details may quote a server.
   std::string line =
       j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

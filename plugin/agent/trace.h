@@ -9,6 +9,7 @@
 
 #include "plugin/base/clock.h"
 #include "plugin/base/status.h"
+#include "plugin/base/trace_fields.h"
 #include "plugin/base/unique_fd.h"
 
 namespace k8s_agent {
@@ -19,7 +20,9 @@ namespace k8s_agent {
 ///    "attempt_t_mono_us":...}
 /// Events: begin (with "on": this host), resolved, pod_status (the pod's
 /// own timestamps, see pod_status_trace.h), pod_running, ssh_ready,
-/// started, exited, failed. `k8s-agent --report` reads them.
+/// started, exited, failed. `k8s-agent --report` reads them. The field
+/// names are the trace_field constants (plugin/base/trace_fields.h,
+/// included here for RecordFields() callers), which the reader uses too.
 /// Each record is one write(2) on an O_APPEND fd, so the many agents of
 /// one mpirun can share a file without tearing lines. A disabled tracer
 /// (no file) costs nothing.
@@ -35,7 +38,8 @@ class Tracer {
               const std::string& event, const std::string& detail = "");
   /// Record() plus the members of the JSON object `fields` (which never
   /// replace the common keys above): for records that carry data a
-  /// report reads, such as the pod's own timestamps.
+  /// report reads, such as the pod's own timestamps. Keys are
+  /// trace_field constants.
   void RecordFields(const std::string& host, const std::string& pod,
                     const std::string& event, const nlohmann::json& fields,
                     const std::string& detail = "");

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/trace_fields.h"
 #include "plugin/report/rfc3339.h"
 
 namespace k8s_agent::report {
@@ -13,6 +14,13 @@ namespace {
 using nlohmann::json;
 
 Status Bad(const std::string& why) { return InvalidArgumentError(why); }
+
+// `"host"`, for messages that name a field.
+std::string Quoted(const char* field) {
+  return std::string("\"") + field + "\"";
+}
+
+constexpr char kNotARecordNo[] = "not a k8s-agent trace record: no ";
 
 // Microsecond times past this (the year 5138) are corrupt, and would make
 // differences overflow.
@@ -30,12 +38,11 @@ Status Timestamp(const json& object, const char* key,
   auto it = object.find(key);
   if (it == object.end() || it->is_null()) return OkStatus();
   if (!it->is_string()) {
-    return Bad(std::string("pod_status \"") + key + "\" is not a string");
+    return Bad("pod_status " + Quoted(key) + " is not a string");
   }
   *out = ParseRfc3339Micros(it->get_ref<const std::string&>());
   if (!*out) {
-    return Bad(std::string("pod_status \"") + key +
-               "\" is not an RFC 3339 time: \"" +
+    return Bad("pod_status " + Quoted(key) + " is not an RFC 3339 time: \"" +
                it->get_ref<const std::string&>() + "\"");
   }
   return OkStatus();
@@ -48,25 +55,28 @@ std::string StringOr(const json& object, const char* key) {
 
 StatusOr<PodStatusData> ParsePodStatus(const json& j) {
   PodStatusData d;
-  d.uid = StringOr(j, "uid");
-  d.phase = StringOr(j, "phase");
-  d.node = StringOr(j, "node");
-  d.unschedulable = StringOr(j, "unschedulable");
-  K8S_RETURN_IF_ERROR(Timestamp(j, "created", &d.created));
-  K8S_RETURN_IF_ERROR(Timestamp(j, "container_started", &d.container_started));
-  auto since = j.find("true_since");
+  d.uid = StringOr(j, trace_field::kUid);
+  d.phase = StringOr(j, trace_field::kPhase);
+  d.node = StringOr(j, trace_field::kNode);
+  d.unschedulable = StringOr(j, trace_field::kUnschedulable);
+  K8S_RETURN_IF_ERROR(Timestamp(j, trace_field::kCreated, &d.created));
+  K8S_RETURN_IF_ERROR(
+      Timestamp(j, trace_field::kContainerStarted, &d.container_started));
+  auto since = j.find(trace_field::kTrueSince);
   if (since != j.end() && since->is_object()) {
-    K8S_RETURN_IF_ERROR(Timestamp(*since, "PodScheduled", &d.scheduled));
-    K8S_RETURN_IF_ERROR(Timestamp(*since, "Initialized", &d.initialized));
     K8S_RETURN_IF_ERROR(
-        Timestamp(*since, "ContainersReady", &d.containers_ready));
-    K8S_RETURN_IF_ERROR(Timestamp(*since, "Ready", &d.ready));
+        Timestamp(*since, trace_field::kPodScheduled, &d.scheduled));
+    K8S_RETURN_IF_ERROR(
+        Timestamp(*since, trace_field::kInitialized, &d.initialized));
+    K8S_RETURN_IF_ERROR(
+        Timestamp(*since, trace_field::kContainersReady, &d.containers_ready));
+    K8S_RETURN_IF_ERROR(Timestamp(*since, trace_field::kReady, &d.ready));
   }
-  auto restarts = j.find("restarts");
+  auto restarts = j.find(trace_field::kRestarts);
   if (restarts != j.end() && restarts->is_number_integer()) {
     d.restarts = static_cast<int>(restarts->get<int64_t>());
   }
-  auto waiting = j.find("waiting");
+  auto waiting = j.find(trace_field::kWaiting);
   if (waiting != j.end() && waiting->is_array()) {
     for (const json& w : *waiting) {
       if (w.is_string()) d.waiting.push_back(w.get<std::string>());
@@ -82,36 +92,39 @@ StatusOr<TraceRecord> ParseTraceLine(std::string_view line) {
   if (j.is_discarded()) return Bad("not JSON (truncated or foreign line)");
   if (!j.is_object()) return Bad("not a JSON object");
   TraceRecord r;
-  auto host = j.find("host");
+  auto host = j.find(trace_field::kHost);
   if (host == j.end() || !host->is_string() ||
       host->get_ref<const std::string&>().empty()) {
-    return Bad("not a k8s-agent trace record: no \"host\" string");
+    return Bad(kNotARecordNo + Quoted(trace_field::kHost) + " string");
   }
   r.host = host->get<std::string>();
-  auto event = j.find("event");
+  auto event = j.find(trace_field::kEvent);
   if (event == j.end() || !event->is_string() ||
       event->get_ref<const std::string&>().empty()) {
-    return Bad("not a k8s-agent trace record: no \"event\" string");
+    return Bad(kNotARecordNo + Quoted(trace_field::kEvent) + " string");
   }
   r.event = event->get<std::string>();
-  auto wall = j.find("t_wall_us");
+  auto wall = j.find(trace_field::kTWallUs);
   if (wall == j.end() || !wall->is_number_integer()) {
-    return Bad("not a k8s-agent trace record: no integer \"t_wall_us\"");
+    return Bad(kNotARecordNo + std::string("integer ") +
+               Quoted(trace_field::kTWallUs));
   }
-  if (!SaneMicros(*wall)) return Bad("\"t_wall_us\" out of range");
+  if (!SaneMicros(*wall)) {
+    return Bad(Quoted(trace_field::kTWallUs) + " out of range");
+  }
   r.t_wall_us = wall->get<int64_t>();
-  auto mono = j.find("t_mono_us");
+  auto mono = j.find(trace_field::kTMonoUs);
   if (mono != j.end() && SaneMicros(*mono)) {
     r.t_mono_us = mono->get<int64_t>();
   }
-  auto pid = j.find("pid");
+  auto pid = j.find(trace_field::kPid);
   if (pid != j.end() && pid->is_number_integer()) {
     r.pid = static_cast<int>(pid->get<int64_t>());
   }
-  r.pod = StringOr(j, "pod");
-  r.detail = StringOr(j, "detail");
-  r.on = StringOr(j, "on");
-  auto attempt = j.find("attempt_t_mono_us");
+  r.pod = StringOr(j, trace_field::kPod);
+  r.detail = StringOr(j, trace_field::kDetail);
+  r.on = StringOr(j, trace_field::kOn);
+  auto attempt = j.find(trace_field::kAttemptTMonoUs);
   if (attempt != j.end() && SaneMicros(*attempt)) {
     r.attempt_t_mono_us = attempt->get<int64_t>();
   }

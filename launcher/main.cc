@@ -76,6 +76,73 @@ int HostfileMain(const Options& options, RunSetup setup) {
   return 0;
 }
 
+// A failure of the agent about `about` (a host, or the mode): said, and
+// ssh's exit status for it.
+int Fail(const std::string& about, const Status& status) {
+  LogError(about + ": " + status.message());
+  return kAgentFailure;
+}
+
+// -E (ssh's: appended, and kept open for the whole run), -q and -v.
+Status SetUpLogging(const Options& options) {
+  if (!options.log_file.empty()) {
+    int fd = ::open(options.log_file.c_str(),
+                    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      return InvalidArgumentError("-E " + options.log_file + ": " +
+                                  std::strerror(errno) +
+                                  " (use a writable file)");
+    }
+    SetLogFd(fd);
+  }
+  if (options.quiet) SetLogLevel(LogLevel::kError);
+  if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
+  if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
+  return OkStatus();
+}
+
+// The settings every mode shares, once.
+RunSetup SharedSetup(const Options& options, kube::ClusterConfig cluster,
+                     ssh::SshSettingsFor ssh_for) {
+  RunSetup setup;
+  setup.cluster = std::move(cluster);
+  setup.ssh_for = std::move(ssh_for);
+  setup.ns = options.cluster.ns;
+  setup.label_selector = options.selector;
+  setup.timeout = options.timeout;
+  setup.api_first_answer_timeout = options.api_first_answer_timeout;
+  setup.watch_idle_timeout = options.watch_idle_timeout;
+  return setup;
+}
+
+// Exec mode and --wait-only: runs the agent and gives the exit status ssh
+// would. `host` is what a failure is about (see Main).
+int AgentMain(const Options& options, RunSetup setup, const std::string& host) {
+  AgentConfig config;
+  config.setup = std::move(setup);
+  config.hosts = options.hosts;
+  config.wait_only = options.wait_only;
+  config.command = options.command;
+  config.require_ready = options.wait_for == WaitFor::kReady;
+  config.fatal_reasons = options.fail_on_reasons;
+  config.trace_file = options.trace_file;
+
+  StatusOr<AgentResult> result = RunAgent(config);
+  if (!result.ok()) return Fail(host, result.status());
+  if (result->local_signal != 0) {
+    LogError(host + ": interrupted by signal " +
+             std::to_string(result->local_signal));
+    return 128 + result->local_signal;
+  }
+  if (!result->remote_signal.empty()) {
+    int signo = SignalNumber(result->remote_signal);
+    LogError(host + ": remote command killed by signal " +
+             result->remote_signal);
+    return signo != 0 ? 128 + signo : kAgentFailure;
+  }
+  return result->exit_code;
+}
+
 int Main(int argc, char** argv) {
   std::map<std::string, std::string> env = Environment();
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -99,20 +166,10 @@ int Main(int argc, char** argv) {
     PrintOut(VersionText());
     return 0;
   }
-  if (!options.log_file.empty()) {
-    // ssh -E: appended, and kept open for the whole run.
-    int fd = ::open(options.log_file.c_str(),
-                    O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      LogError("-E " + options.log_file + ": " + std::strerror(errno) +
-               " (use a writable file)");
-      return kAgentFailure;
-    }
-    SetLogFd(fd);
+  if (Status logging = SetUpLogging(options); !logging.ok()) {
+    LogError(logging.message());
+    return kAgentFailure;
   }
-  if (options.quiet) SetLogLevel(LogLevel::kError);
-  if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
-  if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
   for (const std::string& note : options.notes) LogDebug(note);
   // Reading traces needs no cluster: answer before looking for one.
   if (options.report) return ReportMain(options);
@@ -123,17 +180,13 @@ int Main(int argc, char** argv) {
   const std::string host = options.hostfile    ? "--hostfile"
                            : options.wait_only ? "--wait-only"
                                                : options.host;
-  auto fail = [&](const Status& status) {
-    LogError(host + ": " + status.message());
-    return kAgentFailure;
-  };
-
   kube::InClusterSource in_cluster;
   in_cluster.env = env;
   StatusOr<kube::ClusterConfig> cluster =
       kube::LoadClusterConfig(options.cluster, in_cluster);
   if (!cluster.ok()) {
-    return fail(cluster.status().WithContext("finding the Kubernetes API"));
+    return Fail(host,
+                cluster.status().WithContext("finding the Kubernetes API"));
   }
   auto home = env.find("HOME");
   ssh::SshSettingsFor ssh_for = SshSettingsFromOptions(
@@ -143,45 +196,12 @@ int Main(int argc, char** argv) {
   // (--hostfile reads it for each pod it finds).
   for (const std::string& h : options.hosts) {
     StatusOr<ssh::ResolvedSshOptions> ssh = ssh_for(h);
-    if (!ssh.ok()) {
-      LogError(h + ": " + ssh.status().message());
-      return kAgentFailure;
-    }
+    if (!ssh.ok()) return Fail(h, ssh.status());
   }
-  // The settings every mode shares, once.
-  RunSetup setup;
-  setup.cluster = std::move(*cluster);
-  setup.ssh_for = std::move(ssh_for);
-  setup.ns = options.cluster.ns;
-  setup.label_selector = options.selector;
-  setup.timeout = options.timeout;
-  setup.api_first_answer_timeout = options.api_first_answer_timeout;
-  setup.watch_idle_timeout = options.watch_idle_timeout;
+  RunSetup setup =
+      SharedSetup(options, std::move(*cluster), std::move(ssh_for));
   if (options.hostfile) return HostfileMain(options, std::move(setup));
-
-  AgentConfig config;
-  config.setup = std::move(setup);
-  config.hosts = options.hosts;
-  config.wait_only = options.wait_only;
-  config.command = options.command;
-  config.require_ready = options.wait_for == WaitFor::kReady;
-  config.fatal_reasons = options.fail_on_reasons;
-  config.trace_file = options.trace_file;
-
-  StatusOr<AgentResult> result = RunAgent(config);
-  if (!result.ok()) return fail(result.status());
-  if (result->local_signal != 0) {
-    LogError(host + ": interrupted by signal " +
-             std::to_string(result->local_signal));
-    return 128 + result->local_signal;
-  }
-  if (!result->remote_signal.empty()) {
-    int signo = SignalNumber(result->remote_signal);
-    LogError(host + ": remote command killed by signal " +
-             result->remote_signal);
-    return signo != 0 ? 128 + signo : kAgentFailure;
-  }
-  return result->exit_code;
+  return AgentMain(options, std::move(setup), host);
 }
 
 }  // namespace

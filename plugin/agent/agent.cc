@@ -87,6 +87,119 @@ WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name,
   return policy;
 }
 
+using Waiters = std::vector<std::unique_ptr<HostWaiter>>;
+
+// A waiter per host, each with its own ssh settings (Host and Match
+// blocks); HostName, when set, is the name looked up instead of the host,
+// as ssh connects to it. `no_stdin`: some host's settings say -n.
+StatusOr<Waiters> MakeWaiters(const AgentConfig& config, AgentRuntime* rt,
+                              Clock* clock, Tracer* tracer, bool* no_stdin) {
+  Waiters waiters;
+  for (const std::string& host : config.hosts) {
+    ssh::ResolvedSshOptions ssh;
+    ssh.hostname = ssh.host_key_alias = host;
+    if (config.setup.ssh_for) {
+      K8S_ASSIGN_OR_RETURN(ssh, config.setup.ssh_for(host));
+    }
+    StatusOr<HostName> name = ParseHostName(ssh.hostname);
+    if (!name.ok()) return name.status();
+    name->original = host;
+    *no_stdin = *no_stdin || ssh.no_stdin;
+    waiters.push_back(std::make_unique<HostWaiter>(
+        *name, PolicyFor(config, *name, std::move(ssh)), rt->client(),
+        rt->connector(), clock, tracer, rt->seed() + 7 * waiters.size()));
+  }
+  return waiters;
+}
+
+// --wait-only: each host's outcome logged, and the count that failed.
+StatusOr<AgentResult> WaitOnlyResult(const AgentConfig& config,
+                                     const Waiters& waiters) {
+  int failed = 0;
+  for (size_t i = 0; i < waiters.size(); ++i) {
+    if (waiters[i]->state() == HostWaiter::State::kFailed) {
+      ++failed;
+      LogError(config.hosts[i] + ": " + waiters[i]->status().message());
+    } else {
+      LogInfo(config.hosts[i] + ": ready");
+    }
+  }
+  if (failed > 0) {
+    return FailedPreconditionError(std::to_string(failed) + " of " +
+                                   std::to_string(waiters.size()) +
+                                   " host(s) did not become ready");
+  }
+  return AgentResult();
+}
+
+// How the command ended (`forwarded`: the signal passed on to it, if any),
+// traced and turned into the agent's result.
+StatusOr<AgentResult> CommandOutcome(const std::string& host,
+                                     const std::string& pod,
+                                     const std::string& ip,
+                                     const ssh::SshConnection& conn,
+                                     int forwarded, Tracer* tracer) {
+  AgentResult result;
+  if (forwarded != 0) {
+    result.local_signal = forwarded;
+    tracer->Record(host, pod, "exited",
+                   std::string("signal ") + SignalName(forwarded));
+    return result;
+  }
+  if (conn.state() == ssh::SshConnection::State::kFailed) {
+    tracer->Record(host, pod, "failed", conn.status().message());
+    return conn.status().WithContext("connection to pod " + pod + " at " + ip);
+  }
+  const ssh::ExitResult& exit = conn.exit_result();
+  if (!exit.local_error.empty()) {
+    tracer->Record(host, pod, "failed", exit.local_error);
+    return Status(Code::kCancelled, "stopped the remote command on pod " + pod +
+                                        ": " + exit.local_error);
+  }
+  result.exit_code = exit.exit_status;
+  result.remote_signal = exit.signal;
+  tracer->Record(host, pod, "exited",
+                 exit.signal.empty()
+                     ? "status " + std::to_string(exit.exit_status)
+                     : "signal " + exit.signal);
+  return result;
+}
+
+// Phase 2: runs the command on the connection that proved readiness, until
+// it ends, forwarding the first termination signal to it.
+StatusOr<AgentResult> RunCommand(const AgentConfig& config, AgentRuntime* rt,
+                                 Tracer* tracer,
+                                 std::unique_ptr<ssh::SshConnection> conn,
+                                 const std::string& pod, const std::string& ip,
+                                 bool no_stdin) {
+  ssh::StdioFds stdio;
+  if (no_stdin) stdio.in = -1;
+  Status exec = conn->Exec(config.command, stdio);
+  if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
+  rt->loop()->Add(conn.get());
+
+  SignalForwarder forwarder(&rt->signals(), conn.get(), config.hosts[0]);
+  rt->loop()->Add(&forwarder);
+  auto ended = [&] {
+    auto s = conn->state();
+    return s == ssh::SshConnection::State::kExited ||
+           s == ssh::SshConnection::State::kFailed;
+  };
+  K8S_RETURN_IF_ERROR(
+      rt->loop()->RunUntil([&] { return conn->command_started() || ended(); }));
+  if (conn->command_started()) {
+    tracer->Record(config.hosts[0], pod, "started", ip);
+    // The agent may stay attached for the whole job (tree spawn). Released
+    // only now, while the command runs: it is off the launch's critical
+    // path, and the code that opened the session is not needed again. Not
+    // for a command that already ended: the agent is about to exit.
+    if (!ended()) rt->ReleaseApi();
+  }
+  K8S_RETURN_IF_ERROR(rt->loop()->RunUntil(ended));
+  return CommandOutcome(config.hosts[0], pod, ip, *conn, forwarder.forwarded(),
+                        tracer);
+}
+
 }  // namespace
 
 int SignalNumber(const std::string& name) {
@@ -111,25 +224,9 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
                        AgentRuntime::Create(config.setup, clock));
 
   // Phase 1: every host ready (one in exec mode).
-  std::vector<std::unique_ptr<HostWaiter>> waiters;
   bool no_stdin = false;
-  for (const std::string& host : config.hosts) {
-    // Each host's own ssh settings (Host and Match blocks); HostName, when
-    // set, is the name looked up instead of the host, as ssh connects to
-    // it.
-    ssh::ResolvedSshOptions ssh;
-    ssh.hostname = ssh.host_key_alias = host;
-    if (config.setup.ssh_for) {
-      K8S_ASSIGN_OR_RETURN(ssh, config.setup.ssh_for(host));
-    }
-    StatusOr<HostName> name = ParseHostName(ssh.hostname);
-    if (!name.ok()) return name.status();
-    name->original = host;
-    no_stdin = no_stdin || ssh.no_stdin;
-    waiters.push_back(std::make_unique<HostWaiter>(
-        *name, PolicyFor(config, *name, std::move(ssh)), rt->client(),
-        rt->connector(), clock, &tracer, rt->seed() + 7 * waiters.size()));
-  }
+  K8S_ASSIGN_OR_RETURN(Waiters waiters, MakeWaiters(config, rt.get(), clock,
+                                                    &tracer, &no_stdin));
   for (auto& w : waiters) {
     rt->loop()->Add(w.get());
     w->Start(clock->Now());
@@ -147,24 +244,7 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
     return r;
   }
   LogDebug("API requests: " + std::to_string(rt->client()->requests()));
-
-  if (config.wait_only) {
-    int failed = 0;
-    for (size_t i = 0; i < waiters.size(); ++i) {
-      if (waiters[i]->state() == HostWaiter::State::kFailed) {
-        ++failed;
-        LogError(config.hosts[i] + ": " + waiters[i]->status().message());
-      } else {
-        LogInfo(config.hosts[i] + ": ready");
-      }
-    }
-    if (failed > 0) {
-      return FailedPreconditionError(std::to_string(failed) + " of " +
-                                     std::to_string(waiters.size()) +
-                                     " host(s) did not become ready");
-    }
-    return AgentResult();
-  }
+  if (config.wait_only) return WaitOnlyResult(config, waiters);
 
   HostWaiter& waiter = *waiters[0];
   if (waiter.state() == HostWaiter::State::kFailed) return waiter.status();
@@ -173,58 +253,8 @@ StatusOr<AgentResult> RunAgent(const AgentConfig& config) {
   std::string ip = waiter.pod_ip();
   for (auto& w : waiters) rt->loop()->Remove(w.get());
   waiters.clear();  // Cancels any API call still open: none after launch.
-
-  // Phase 2: run the command on the connection that proved readiness.
-  ssh::StdioFds stdio;
-  if (no_stdin) stdio.in = -1;
-  Status exec = conn->Exec(config.command, stdio);
-  if (!exec.ok()) return exec.WithContext("starting the command on pod " + pod);
-  rt->loop()->Add(conn.get());
-
-  SignalForwarder forwarder(&rt->signals(), conn.get(), config.hosts[0]);
-  rt->loop()->Add(&forwarder);
-  auto ended = [&] {
-    auto s = conn->state();
-    return s == ssh::SshConnection::State::kExited ||
-           s == ssh::SshConnection::State::kFailed;
-  };
-  K8S_RETURN_IF_ERROR(
-      rt->loop()->RunUntil([&] { return conn->command_started() || ended(); }));
-  if (conn->command_started()) {
-    tracer.Record(config.hosts[0], pod, "started", ip);
-    // The agent may stay attached for the whole job (tree spawn). Released
-    // only now, while the command runs: it is off the launch's critical
-    // path, and the code that opened the session is not needed again. Not
-    // for a command that already ended: the agent is about to exit.
-    if (!ended()) rt->ReleaseApi();
-  }
-  K8S_RETURN_IF_ERROR(rt->loop()->RunUntil(ended));
-
-  AgentResult result;
-  int forwarded = forwarder.forwarded();
-  if (forwarded != 0) {
-    result.local_signal = forwarded;
-    tracer.Record(config.hosts[0], pod, "exited",
-                  std::string("signal ") + SignalName(forwarded));
-    return result;
-  }
-  if (conn->state() == ssh::SshConnection::State::kFailed) {
-    tracer.Record(config.hosts[0], pod, "failed", conn->status().message());
-    return conn->status().WithContext("connection to pod " + pod + " at " + ip);
-  }
-  const ssh::ExitResult& exit = conn->exit_result();
-  if (!exit.local_error.empty()) {
-    tracer.Record(config.hosts[0], pod, "failed", exit.local_error);
-    return Status(Code::kCancelled, "stopped the remote command on pod " + pod +
-                                        ": " + exit.local_error);
-  }
-  result.exit_code = exit.exit_status;
-  result.remote_signal = exit.signal;
-  tracer.Record(config.hosts[0], pod, "exited",
-                exit.signal.empty()
-                    ? "status " + std::to_string(exit.exit_status)
-                    : "signal " + exit.signal);
-  return result;
+  return RunCommand(config, rt.get(), &tracer, std::move(conn), pod, ip,
+                    no_stdin);
 }
 
 }  // namespace k8s_agent

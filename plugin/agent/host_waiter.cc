@@ -113,26 +113,7 @@ void HostWaiter::Evaluate(TimePoint now) {
   const std::optional<kube::Pod>& pod =
       watcher_ ? watcher_->pod() : direct_pod_;
   if (!pod) {
-    AbortAttempt();
-    state_ = State::kWaitingForPod;
-    if (watcher_ && watcher_->deleted()) {
-      if (last_controller_.empty()) {
-        Fail(BarePodGone("was deleted"));
-        return;
-      }
-      if (gone_at_ == TimePoint::max()) gone_at_ = now;
-      if (by_hostname_) {
-        // A Job's replacement gets a new name and the same spec.hostname:
-        // resolve HOST again rather than wait for the old name.
-        Reresolve(now);
-        return;
-      }
-      NoteState("deleted, waiting for " + last_controller_ + " to replace it",
-                now);
-    } else {
-      if (missing_since_ == TimePoint::max()) missing_since_ = now;
-      NoteState("not created yet", now);
-    }
+    OnPodAbsent(now);
     return;
   }
   gone_at_ = TimePoint::max();
@@ -148,31 +129,7 @@ void HostWaiter::Evaluate(TimePoint now) {
     return;
   }
 
-  Status fatal = CheckFatal(*pod);
-  if (!fatal.ok() && by_hostname_ && IsTerminal(*pod) &&
-      !pod->controller.empty()) {
-    // An Indexed Job keeps the Failed pod and retries the index in a new
-    // one: as after a deletion, look for it. (A pod found by its own name
-    // still fails fast: a new pod of that name comes only from a
-    // StatefulSet, which deletes the old one first; the deletion path above
-    // waits for that when the deletion is seen before the phase.)
-    ended_how_ = pod->phase + TerminalDetail(*pod);
-    gone_at_ = now;
-    Reresolve(now);
-    return;
-  }
-  if (!fatal.ok() && !ProbeDespite(*pod, now)) {
-    if (fatal_since_ == TimePoint::max()) {
-      Fail(fatal);
-    } else {
-      Fail(Status(fatal.code(),
-                  fatal.message() + "; ssh did not answer within " +
-                      FormatDuration(policy_.fatal_probe_grace) +
-                      " either (last: " + probe_.last_error() + ")"));
-    }
-    return;
-  }
-  if (fatal.ok()) fatal_since_ = TimePoint::max();
+  if (EndedByFatal(*pod, now)) return;
   if (!pod->unschedulable_reason.empty() && !said_unschedulable_) {
     said_unschedulable_ = true;
     LogWarning(host_.original + ": " + PodRef() + " is " +
@@ -193,6 +150,59 @@ void HostWaiter::Evaluate(TimePoint now) {
             " after " + FormatDuration(now - started_));
   }
   Probe(*pod, now);
+}
+
+void HostWaiter::OnPodAbsent(TimePoint now) {
+  AbortAttempt();
+  state_ = State::kWaitingForPod;
+  if (watcher_ && watcher_->deleted()) {
+    if (last_controller_.empty()) {
+      Fail(BarePodGone("was deleted"));
+      return;
+    }
+    if (gone_at_ == TimePoint::max()) gone_at_ = now;
+    if (by_hostname_) {
+      // A Job's replacement gets a new name and the same spec.hostname:
+      // resolve HOST again rather than wait for the old name.
+      Reresolve(now);
+      return;
+    }
+    NoteState("deleted, waiting for " + last_controller_ + " to replace it",
+              now);
+  } else {
+    if (missing_since_ == TimePoint::max()) missing_since_ = now;
+    NoteState("not created yet", now);
+  }
+}
+
+bool HostWaiter::EndedByFatal(const kube::Pod& pod, TimePoint now) {
+  Status fatal = CheckFatal(pod);
+  if (!fatal.ok() && by_hostname_ && IsTerminal(pod) &&
+      !pod.controller.empty()) {
+    // An Indexed Job keeps the Failed pod and retries the index in a new
+    // one: as after a deletion, look for it. (A pod found by its own name
+    // still fails fast: a new pod of that name comes only from a
+    // StatefulSet, which deletes the old one first; the deletion path in
+    // OnPodAbsent waits for that when the deletion is seen before the
+    // phase.)
+    ended_how_ = pod.phase + TerminalDetail(pod);
+    gone_at_ = now;
+    Reresolve(now);
+    return true;
+  }
+  if (!fatal.ok() && !ProbeDespite(pod, now)) {
+    if (fatal_since_ == TimePoint::max()) {
+      Fail(fatal);
+    } else {
+      Fail(Status(fatal.code(),
+                  fatal.message() + "; ssh did not answer within " +
+                      FormatDuration(policy_.fatal_probe_grace) +
+                      " either (last: " + probe_.last_error() + ")"));
+    }
+    return true;
+  }
+  if (fatal.ok()) fatal_since_ = TimePoint::max();
+  return false;
 }
 
 Status HostWaiter::BarePodGone(const std::string& what) const {

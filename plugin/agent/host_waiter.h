@@ -139,6 +139,18 @@ class HostWaiter : public Pollable {
   bool Answered(const Status& status, TimePoint now);
   void OnLookupDone(StatusOr<kube::PodList> list);
   void OnListDone(StatusOr<kube::PodList> list);
+  // The listed pod HOST resolved to (`passed_over`: the ended or deleting
+  // ones that matched too, logged): follow it from the list's version.
+  void FollowListed(const kube::Pod& target,
+                    const std::vector<const kube::Pod*>& passed_over,
+                    const std::string& rv, TimePoint now);
+  // Only `ended` (a terminal pod) has HOST's hostname: fails for a bare
+  // pod, else starts waiting for its controller's replacement.
+  void AwaitReplacementOf(const kube::Pod& ended, TimePoint now);
+  // "host "w-0" matches 2 pods in namespace ns: a, b (...)".
+  Status SeveralPodsMatch(const std::vector<const kube::Pod*>& live) const;
+  // "no pod in namespace ns has IP X (...)".
+  Status NoPodHasIp() const;
   // "no live pod in namespace ns has IP X: pod a is Succeeded, ...".
   Status NoLivePodHasIp(const std::vector<const kube::Pod*>& ended) const;
   // HOST's pod went (deleted, or ended as ended_how_ says): look HOST up
@@ -152,6 +164,12 @@ class HostWaiter : public Pollable {
   void StartWatcher(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
   void Evaluate(TimePoint now);
+  // Evaluate's step for no pod: deleted (fail, look for a replacement or
+  // wait for one) or not created yet.
+  void OnPodAbsent(TimePoint now);
+  // Evaluate's step for a fatal pod state: true when it ended this
+  // evaluation (the host failed, or a replacement is being looked for).
+  bool EndedByFatal(const kube::Pod& pod, TimePoint now);
   Status CheckFatal(const kube::Pod& pod) const;
   // CheckFatal's verdict may be outvoted by SSH answering: true while the
   // grace for that runs (see fatal_probe_grace).

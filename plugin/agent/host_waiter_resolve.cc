@@ -131,13 +131,7 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   bool by_ip = host_.kind == HostName::Kind::kIp;
   TargetPick pick = PickTarget(host_, all.items, gone_uid_);
   if (pick.live.size() > 1) {
-    std::vector<std::string> names;
-    for (const kube::Pod* p : pick.live) names.push_back(p->name);
-    Fail(FailedPreconditionError(
-        "host " + Quote(host_.original) + " matches " +
-        std::to_string(names.size()) + " pods in namespace " + policy_.ns +
-        ": " + Join(names, ", ") +
-        " (use the pod name, or narrow with --selector)"));
+    Fail(SeveralPodsMatch(pick.live));
     return;
   }
   const kube::Pod* ended =
@@ -154,43 +148,15 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
     target = ended;
   }
   if (target) {
-    for (const kube::Pod* p : pick.passed_over) {
-      if (p == target) continue;
-      LogInfo(host_.original + ": using pod " + target->name +
-              "; passing over pod " + p->name + ": " + PodSummary(*p));
-    }
-    pod_name_ = target->name;
-    by_hostname_ = !by_ip;
-    reresolving_ = false;
-    tracer_->Record(host_.original, pod_name_, "resolved",
-                    by_ip ? "by pod IP" : "by spec.hostname");
-    BeginWaiting(*target, all.resource_version, now);
+    FollowListed(*target, pick.passed_over, all.resource_version, now);
     return;
   }
   if (ended && !reresolving_) {
-    // Only ended pods have HOST's hostname (a Job's Failed attempt): a bare
-    // one is final; a controller may still make the replacement.
-    pod_name_ = ended->name;
-    if (ended->controller.empty()) {
-      Fail(CheckFatal(*ended));
-      return;
-    }
-    last_controller_ = ended->controller;
-    ended_how_ = ended->phase + TerminalDetail(*ended);
-    gone_at_ = now;
-    reresolving_ = true;
-    LogInfo(host_.original + ": only " + PodRef() + " (" + ended_how_ +
-            ") has hostname " + host_.pod_name + "; waiting up to " +
-            FormatDuration(policy_.replacement_grace) + " for " +
-            last_controller_ + " to replace it");
+    AwaitReplacementOf(*ended, now);
+    if (done()) return;
   }
   if (by_ip) {
-    Fail(FailedPreconditionError(
-        "no pod in namespace " + policy_.ns + " has IP " + host_.ip +
-        (policy_.label_selector.empty()
-             ? ""
-             : " and labels " + policy_.label_selector) +
-        " (use pod names in the hostfile, or check --namespace)"));
+    Fail(NoPodHasIp());
     return;
   }
   if (reresolving_) {
@@ -203,6 +169,60 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   }
   // Not there yet: wait for a pod of that name from the list's version.
   BeginWaiting(std::nullopt, all.resource_version, now);
+}
+
+void HostWaiter::FollowListed(const kube::Pod& target,
+                              const std::vector<const kube::Pod*>& passed_over,
+                              const std::string& rv, TimePoint now) {
+  bool by_ip = host_.kind == HostName::Kind::kIp;
+  for (const kube::Pod* p : passed_over) {
+    if (p == &target) continue;
+    LogInfo(host_.original + ": using pod " + target.name +
+            "; passing over pod " + p->name + ": " + PodSummary(*p));
+  }
+  pod_name_ = target.name;
+  by_hostname_ = !by_ip;
+  reresolving_ = false;
+  tracer_->Record(host_.original, pod_name_, "resolved",
+                  by_ip ? "by pod IP" : "by spec.hostname");
+  BeginWaiting(target, rv, now);
+}
+
+void HostWaiter::AwaitReplacementOf(const kube::Pod& ended, TimePoint now) {
+  // Only ended pods have HOST's hostname (a Job's Failed attempt): a bare
+  // one is final; a controller may still make the replacement.
+  pod_name_ = ended.name;
+  if (ended.controller.empty()) {
+    Fail(CheckFatal(ended));
+    return;
+  }
+  last_controller_ = ended.controller;
+  ended_how_ = ended.phase + TerminalDetail(ended);
+  gone_at_ = now;
+  reresolving_ = true;
+  LogInfo(host_.original + ": only " + PodRef() + " (" + ended_how_ +
+          ") has hostname " + host_.pod_name + "; waiting up to " +
+          FormatDuration(policy_.replacement_grace) + " for " +
+          last_controller_ + " to replace it");
+}
+
+Status HostWaiter::SeveralPodsMatch(
+    const std::vector<const kube::Pod*>& live) const {
+  std::vector<std::string> names;
+  for (const kube::Pod* p : live) names.push_back(p->name);
+  return FailedPreconditionError(
+      "host " + Quote(host_.original) + " matches " +
+      std::to_string(names.size()) + " pods in namespace " + policy_.ns + ": " +
+      Join(names, ", ") + " (use the pod name, or narrow with --selector)");
+}
+
+Status HostWaiter::NoPodHasIp() const {
+  return FailedPreconditionError(
+      "no pod in namespace " + policy_.ns + " has IP " + host_.ip +
+      (policy_.label_selector.empty()
+           ? ""
+           : " and labels " + policy_.label_selector) +
+      " (use pod names in the hostfile, or check --namespace)");
 }
 
 Status HostWaiter::NoLivePodHasIp(

@@ -295,107 +295,136 @@ StatusOr<std::string> NormalizeServer(std::string server,
   return server;
 }
 
+// The kubeconfig files to read: an explicit path, else $KUBECONFIG's
+// entries, else kubectl's default ~/.kube/config.
+std::vector<std::string> KubeconfigCandidates(
+    const ClusterOverrides& overrides, const InClusterSource& in_cluster) {
+  std::vector<std::string> candidates;
+  if (!overrides.kubeconfig.empty()) {
+    candidates.push_back(overrides.kubeconfig);
+    return candidates;
+  }
+  for (const std::string& p : Split(Env(in_cluster, "KUBECONFIG"), ':')) {
+    if (!p.empty()) candidates.push_back(p);
+  }
+  std::string home = Env(in_cluster, "HOME");
+  if (candidates.empty() && !home.empty()) {
+    candidates.push_back(home + "/.kube/config");
+  }
+  return candidates;
+}
+
+// 2. kubeconfig: an explicit path must work; $KUBECONFIG entries that do
+// not exist are skipped, as kubectl does, and the others are merged (first
+// definition winning). nullopt when there is no file to read; what was
+// tried is added to `tried`.
+StatusOr<std::optional<Kubeconfig>> FromKubeconfig(
+    const ClusterOverrides& overrides, const InClusterSource& in_cluster,
+    std::vector<std::string>* tried) {
+  std::vector<std::string> candidates =
+      KubeconfigCandidates(overrides, in_cluster);
+  bool explicit_kubeconfig = !overrides.kubeconfig.empty();
+  if (candidates.empty()) {
+    tried->push_back("--kubeconfig/$KUBECONFIG (not set)");
+  }
+  std::vector<KubeconfigFile> files;
+  for (const std::string& path : candidates) {
+    if (!explicit_kubeconfig && !FileExists(path)) {
+      tried->push_back("kubeconfig " + path + " (no such file)");
+      continue;
+    }
+    K8S_ASSIGN_OR_RETURN(KubeconfigFile file, LoadKubeconfigFile(path));
+    files.push_back(std::move(file));
+  }
+  if (files.empty()) return std::optional<Kubeconfig>();
+  K8S_ASSIGN_OR_RETURN(Kubeconfig kc, ParseKubeconfig(files));
+  return std::optional<Kubeconfig>(std::move(kc));
+}
+
+// 3. In-cluster service account: the server from the service environment
+// (else its DNS name, when the account's token is there). Sets nothing
+// but `tried` when neither is; `sa_ns` is the account's namespace.
+void FromServiceAccount(const InClusterSource& in_cluster,
+                        ClusterConfig* config, std::string* sa_ns,
+                        std::vector<std::string>* tried) {
+  std::string token_path = in_cluster.sa_dir + "/token";
+  std::string ca_path = in_cluster.sa_dir + "/ca.crt";
+  std::string host = Env(in_cluster, "KUBERNETES_SERVICE_HOST");
+  std::string port = Env(in_cluster, "KUBERNETES_SERVICE_PORT");
+  bool have_sa = FileExists(token_path);
+  if (!host.empty()) {
+    if (host.find(':') != std::string::npos && host[0] != '[') {
+      host = "[" + host + "]";  // IPv6 literal.
+    }
+    config->server = "https://" + host + ":" + (port.empty() ? "443" : port);
+  } else if (have_sa) {
+    config->server = kInClusterServer;
+  }
+  if (config->server.empty()) {
+    tried->push_back("in-cluster (KUBERNETES_SERVICE_HOST not set, no " +
+                     token_path + ")");
+    return;
+  }
+  if (have_sa) config->token_file = token_path;
+  if (FileExists(ca_path)) config->ca_file = ca_path;
+  config->source = "in-cluster service account";
+  auto ns = ReadFileToString(in_cluster.sa_dir + "/namespace", 4096);
+  if (ns.ok()) *sa_ns = std::string(Trim(*ns));
+}
+
+// 1. Flags override single fields of whatever was found.
+void ApplyFlags(const ClusterOverrides& overrides, ClusterConfig* config) {
+  if (!overrides.server.empty()) {
+    config->source =
+        config->server.empty() ? "flags" : config->source + " + flags";
+    config->server = overrides.server;
+  }
+  if (!overrides.token_file.empty()) {
+    config->token_file = overrides.token_file;
+    config->token.clear();
+  }
+  if (!overrides.certificate_authority.empty()) {
+    config->ca_file = overrides.certificate_authority;
+    config->ca_pem.clear();
+    config->insecure_skip_tls_verify = false;  // An explicit CA wins.
+  }
+}
+
+// No server from any source: what each source lacked, and how to set one.
+Status NoServer(const ClusterConfig& config, bool from_kubeconfig,
+                std::vector<std::string> tried) {
+  if (from_kubeconfig) {
+    return FailedPreconditionError(
+        config.source +
+        ": the context's cluster has no server (set clusters[].cluster.server "
+        "there, or pass --server)");
+  }
+  tried.insert(tried.begin(), "--server (not set)");
+  return FailedPreconditionError(
+      "no Kubernetes API server configured; tried: " + Join(tried, "; ") +
+      " (run in a pod with a service account, or set K8S_AGENT_SERVER, "
+      "K8S_AGENT_TOKEN_FILE and K8S_AGENT_CERTIFICATE_AUTHORITY, or "
+      "server=/token-file=/certificate-authority= in /etc/k8s-agent.conf)");
+}
+
 }  // namespace
 
 StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
                                           const InClusterSource& in_cluster) {
   std::vector<std::string> tried;
   ClusterConfig config;
-  bool from_kubeconfig = false;
   std::string kubeconfig_ns;
-
-  // 2. kubeconfig: an explicit path must work; $KUBECONFIG entries that do
-  // not exist are skipped, as kubectl does, and the others are merged.
-  std::vector<std::string> candidates;
-  bool explicit_kubeconfig = !overrides.kubeconfig.empty();
-  if (explicit_kubeconfig) {
-    candidates.push_back(overrides.kubeconfig);
-  } else {
-    for (const std::string& p : Split(Env(in_cluster, "KUBECONFIG"), ':')) {
-      if (!p.empty()) candidates.push_back(p);
-    }
-    // kubectl's default when $KUBECONFIG is unset: ~/.kube/config.
-    std::string home = Env(in_cluster, "HOME");
-    if (candidates.empty() && !home.empty()) {
-      candidates.push_back(home + "/.kube/config");
-    }
+  K8S_ASSIGN_OR_RETURN(std::optional<Kubeconfig> kc,
+                       FromKubeconfig(overrides, in_cluster, &tried));
+  const bool from_kubeconfig = kc.has_value();
+  if (kc) {
+    config = std::move(kc->config);
+    kubeconfig_ns = kc->ns;
   }
-  if (candidates.empty()) tried.push_back("--kubeconfig/$KUBECONFIG (not set)");
-  // Every existing file is read and merged, first definition winning, as
-  // kubectl does with a $KUBECONFIG list.
-  std::vector<KubeconfigFile> files;
-  for (const std::string& path : candidates) {
-    if (!explicit_kubeconfig && !FileExists(path)) {
-      tried.push_back("kubeconfig " + path + " (no such file)");
-      continue;
-    }
-    K8S_ASSIGN_OR_RETURN(KubeconfigFile file, LoadKubeconfigFile(path));
-    files.push_back(std::move(file));
-  }
-  if (!files.empty()) {
-    K8S_ASSIGN_OR_RETURN(Kubeconfig kc, ParseKubeconfig(files));
-    config = std::move(kc.config);
-    kubeconfig_ns = kc.ns;
-    from_kubeconfig = true;
-  }
-
-  // 3. In-cluster service account.
   std::string sa_ns;
-  if (!from_kubeconfig) {
-    std::string token_path = in_cluster.sa_dir + "/token";
-    std::string ca_path = in_cluster.sa_dir + "/ca.crt";
-    std::string host = Env(in_cluster, "KUBERNETES_SERVICE_HOST");
-    std::string port = Env(in_cluster, "KUBERNETES_SERVICE_PORT");
-    bool have_sa = FileExists(token_path);
-    if (!host.empty()) {
-      if (host.find(':') != std::string::npos && host[0] != '[') {
-        host = "[" + host + "]";  // IPv6 literal.
-      }
-      config.server = "https://" + host + ":" + (port.empty() ? "443" : port);
-    } else if (have_sa) {
-      config.server = kInClusterServer;
-    }
-    if (!config.server.empty()) {
-      if (have_sa) config.token_file = token_path;
-      if (FileExists(ca_path)) config.ca_file = ca_path;
-      config.source = "in-cluster service account";
-      auto ns = ReadFileToString(in_cluster.sa_dir + "/namespace", 4096);
-      if (ns.ok()) sa_ns = std::string(Trim(*ns));
-    } else {
-      tried.push_back("in-cluster (KUBERNETES_SERVICE_HOST not set, no " +
-                      token_path + ")");
-    }
-  }
-
-  // 1. Flags override single fields of whatever was found.
-  if (!overrides.server.empty()) {
-    config.source =
-        config.server.empty() ? "flags" : config.source + " + flags";
-    config.server = overrides.server;
-  }
-  if (!overrides.token_file.empty()) {
-    config.token_file = overrides.token_file;
-    config.token.clear();
-  }
-  if (!overrides.certificate_authority.empty()) {
-    config.ca_file = overrides.certificate_authority;
-    config.ca_pem.clear();
-    config.insecure_skip_tls_verify = false;  // An explicit CA wins.
-  }
-  if (config.server.empty() && from_kubeconfig) {
-    return FailedPreconditionError(
-        config.source +
-        ": the context's cluster has no server (set clusters[].cluster.server "
-        "there, or pass --server)");
-  }
-  if (config.server.empty()) {
-    tried.insert(tried.begin(), "--server (not set)");
-    return FailedPreconditionError(
-        "no Kubernetes API server configured; tried: " + Join(tried, "; ") +
-        " (run in a pod with a service account, or set K8S_AGENT_SERVER, "
-        "K8S_AGENT_TOKEN_FILE and K8S_AGENT_CERTIFICATE_AUTHORITY, or "
-        "server=/token-file=/certificate-authority= in /etc/k8s-agent.conf)");
-  }
+  if (!from_kubeconfig) FromServiceAccount(in_cluster, &config, &sa_ns, &tried);
+  ApplyFlags(overrides, &config);
+  if (config.server.empty()) return NoServer(config, from_kubeconfig, tried);
   K8S_ASSIGN_OR_RETURN(config.server,
                        NormalizeServer(config.server, config.source));
 

@@ -171,40 +171,43 @@ int64_t TickStep(int64_t span_us) {
   return static_cast<int64_t>(10 * p);
 }
 
-}  // namespace
+// Where on the chart a time falls: the job's start at kLeft, its end (the
+// latest mark drawn) at kRight.
+struct TimeAxis {
+  int64_t t0_us = 0;
+  int64_t span_us = 0;
 
-std::string FormatGanttSvg(const JobLaunch& job) {
-  std::string caption;
-  std::vector<Row> rows = BuildRows(job, &caption);
+  double X(int64_t t) const {
+    return kLeft + (kRight - kLeft) * static_cast<double>(t - t0_us) /
+                       static_cast<double>(span_us);
+  }
+};
+
+TimeAxis AxisFor(const JobLaunch& job) {
   int64_t end = job.end_us;
   for (const HostLaunch& h : job.hosts) {
     end = std::max(end, h.end_us);
     for (const Span& s : h.spans) end = std::max(end, s.end_us);
   }
-  const int64_t span = std::max<int64_t>(end - job.t0_us, 1000);
-  auto x = [&](int64_t t) {
-    return kLeft + (kRight - kLeft) * static_cast<double>(t - job.t0_us) /
-                       static_cast<double>(span);
-  };
-  const double chart_bottom = kTop + kRowH * static_cast<double>(rows.size());
-  const double height = chart_bottom + 30;
+  return TimeAxis{job.t0_us, std::max<int64_t>(end - job.t0_us, 1000)};
+}
 
-  std::string o;
-  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) +
-       "\" height=\"" + Num(height) + "\" viewBox=\"0 0 " + Num(kWidth) + " " +
-       Num(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-  o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+// The title line and, under it, the job's wall-clock start and the caption.
+std::string TitleSvg(const JobLaunch& job, const std::string& caption) {
   std::string title = "k8s-agent launch: " + std::to_string(job.hosts.size()) +
                       " hosts, all started " + Offset(job, job.end_us);
   if (!job.failed.empty()) {
     title += ", " + std::to_string(job.failed.size()) + " failed";
   }
-  o += "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" +
-       Esc(title) + "</text>\n";
-  o += "<text x=\"10\" y=\"36\" fill=\"#555555\">" +
-       Esc("from " + FormatWallMicros(job.t0_us) + "; " + caption) +
-       "</text>\n";
-  // Legend.
+  return "<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">" +
+         Esc(title) + "</text>\n" +
+         "<text x=\"10\" y=\"36\" fill=\"#555555\">" +
+         Esc("from " + FormatWallMicros(job.t0_us) + "; " + caption) +
+         "</text>\n";
+}
+
+std::string LegendSvg() {
+  std::string o;
   double lx = 10;
   for (int p = 0; p < kPhaseCount; ++p) {
     const PhaseInfo& info = InfoFor(PhaseAt(p));
@@ -220,55 +223,88 @@ std::string FormatGanttSvg(const JobLaunch& job) {
       "\" y=\"46\" width=\"12\" height=\"12\" fill=\"none\" stroke=\"#d62728\" "
       "stroke-width=\"2\"/>\n<text x=\"" +
       Num(lx + 16) + "\" y=\"56\">failed</text>\n";
-  // Axis and grid.
-  const int64_t step = TickStep(span);
-  for (int64_t t = 0; t <= span; t += step) {
-    double gx = x(job.t0_us + t);
+  return o;
+}
+
+// The time axis labels and a grid line per tick down to `chart_bottom`.
+std::string GridSvg(const TimeAxis& axis, double chart_bottom) {
+  std::string o;
+  const int64_t step = TickStep(axis.span_us);
+  for (int64_t t = 0; t <= axis.span_us; t += step) {
+    double gx = axis.X(axis.t0_us + t);
     o += "<line x1=\"" + Num(gx) + "\" y1=\"" + Num(kTop - 6) + "\" x2=\"" +
          Num(gx) + "\" y2=\"" + Num(chart_bottom) + "\" stroke=\"#e0e0e0\"/>\n";
     o += "<text x=\"" + Num(gx) + "\" y=\"" + Num(kTop - 9) +
          "\" text-anchor=\"middle\" fill=\"#555555\">+" +
          Esc(FormatMicrosPadded(t)) + "</text>\n";
   }
-  // Rows.
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const Row& r = rows[i];
-    const double y = kTop + kRowH * static_cast<double>(i);
-    const double by = y + (kRowH - kBarH) / 2;
-    std::string label =
-        r.label.size() > 30 ? r.label.substr(0, 29) + "~" : r.label;
-    o += "<text x=\"" + Num(kLabelW) + "\" y=\"" + Num(y + kRowH - 5) +
-         "\" text-anchor=\"end\"><title>" + Esc(r.tip) + "</title>" +
-         Esc(label) + "</text>\n";
-    if (r.whisker) {
-      double wy = y + kRowH / 2;
-      o += "<line x1=\"" + Num(x(r.w_start)) + "\" y1=\"" + Num(wy) +
-           "\" x2=\"" + Num(x(r.w_end)) + "\" y2=\"" + Num(wy) +
-           "\" stroke=\"#333333\" stroke-width=\"1\"/>\n";
-    }
-    for (const Bar& b : r.bars) {
-      double bx = x(b.start);
-      double bw = std::max(1.0, x(b.end) - bx);
-      o += "<rect x=\"" + Num(bx) + "\" y=\"" + Num(by) + "\" width=\"" +
-           Num(bw) + "\" height=\"" + Num(kBarH) + "\" fill=\"" +
-           InfoFor(b.phase).colour + "\"" +
-           (b.failed ? " stroke=\"#d62728\" stroke-width=\"2\"" : "") +
-           "><title>" + Esc(b.tip) + "</title></rect>\n";
-    }
-    if (r.failed_mark) {
-      double fx = x(r.failed_at);
-      o += "<text x=\"" + Num(fx + 3) + "\" y=\"" + Num(y + kRowH - 5) +
-           "\" fill=\"#d62728\" font-weight=\"bold\"><title>" + Esc(r.tip) +
-           "</title>failed</text>\n";
-    }
+  return o;
+}
+
+// Row `i`: its label, whisker, bars and failed mark.
+std::string RowSvg(const Row& r, size_t i, const TimeAxis& axis) {
+  std::string o;
+  const double y = kTop + kRowH * static_cast<double>(i);
+  const double by = y + (kRowH - kBarH) / 2;
+  std::string label =
+      r.label.size() > 30 ? r.label.substr(0, 29) + "~" : r.label;
+  o += "<text x=\"" + Num(kLabelW) + "\" y=\"" + Num(y + kRowH - 5) +
+       "\" text-anchor=\"end\"><title>" + Esc(r.tip) + "</title>" + Esc(label) +
+       "</text>\n";
+  if (r.whisker) {
+    double wy = y + kRowH / 2;
+    o += "<line x1=\"" + Num(axis.X(r.w_start)) + "\" y1=\"" + Num(wy) +
+         "\" x2=\"" + Num(axis.X(r.w_end)) + "\" y2=\"" + Num(wy) +
+         "\" stroke=\"#333333\" stroke-width=\"1\"/>\n";
   }
+  for (const Bar& b : r.bars) {
+    double bx = axis.X(b.start);
+    double bw = std::max(1.0, axis.X(b.end) - bx);
+    o += "<rect x=\"" + Num(bx) + "\" y=\"" + Num(by) + "\" width=\"" +
+         Num(bw) + "\" height=\"" + Num(kBarH) + "\" fill=\"" +
+         InfoFor(b.phase).colour + "\"" +
+         (b.failed ? " stroke=\"#d62728\" stroke-width=\"2\"" : "") +
+         "><title>" + Esc(b.tip) + "</title></rect>\n";
+  }
+  if (r.failed_mark) {
+    double fx = axis.X(r.failed_at);
+    o += "<text x=\"" + Num(fx + 3) + "\" y=\"" + Num(y + kRowH - 5) +
+         "\" fill=\"#d62728\" font-weight=\"bold\"><title>" + Esc(r.tip) +
+         "</title>failed</text>\n";
+  }
+  return o;
+}
+
+// The critical path, cut to the width; the whole of it in the tooltip.
+std::string FooterSvg(const JobLaunch& job, double height) {
   std::string footer = job.critical ? "critical path: " + DescribeCritical(job)
                                     : std::string("no host started");
   // About 6 px per character at 11 px: keep the line inside the width.
   if (footer.size() > 160) footer = footer.substr(0, 157) + "...";
-  o += "<text x=\"10\" y=\"" + Num(height - 10) + "\" fill=\"#555555\">" +
-       Esc(footer) + "<title>" +
-       Esc(job.critical ? DescribeCritical(job) : "") + "</title></text>\n";
+  return "<text x=\"10\" y=\"" + Num(height - 10) + "\" fill=\"#555555\">" +
+         Esc(footer) + "<title>" +
+         Esc(job.critical ? DescribeCritical(job) : "") + "</title></text>\n";
+}
+
+}  // namespace
+
+std::string FormatGanttSvg(const JobLaunch& job) {
+  std::string caption;
+  std::vector<Row> rows = BuildRows(job, &caption);
+  const TimeAxis axis = AxisFor(job);
+  const double chart_bottom = kTop + kRowH * static_cast<double>(rows.size());
+  const double height = chart_bottom + 30;
+
+  std::string o;
+  o += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + Num(kWidth) +
+       "\" height=\"" + Num(height) + "\" viewBox=\"0 0 " + Num(kWidth) + " " +
+       Num(height) + "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  o += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  o += TitleSvg(job, caption);
+  o += LegendSvg();
+  o += GridSvg(axis, chart_bottom);
+  for (size_t i = 0; i < rows.size(); ++i) o += RowSvg(rows[i], i, axis);
+  o += FooterSvg(job, height);
   o += "</svg>\n";
   return o;
 }

@@ -42,12 +42,103 @@ void First(std::optional<int64_t>* mark, int64_t t) {
   if (!*mark) *mark = t;
 }
 
+// The pod's own clocks over its pod_status records.
+struct PodClocks {
+  Seen created, scheduled, started, initialized, containers_ready, ready;
+  std::string uid;
+
+  void Observe(const PodStatusData& p, int64_t t, bool ssh_ready) {
+    // A replacement pod (new uid) restarts the pod's own timeline.
+    if (!p.uid.empty() && p.uid != uid) {
+      if (!uid.empty()) *this = PodClocks();
+      uid = p.uid;
+    }
+    created.Observe(p.created, t);
+    scheduled.Observe(p.scheduled, t);
+    initialized.Observe(p.initialized, t);
+    containers_ready.Observe(p.containers_ready, t);
+    ready.Observe(p.ready, t);
+    // The container that SSH reached is the one up when it did.
+    if (!ssh_ready) started.Observe(p.container_started, t);
+  }
+
+  // The placed times, and the largest skew of the marks that bound phases.
+  void Place(HostLaunch* h) const {
+    h->created = created.Placed();
+    h->scheduled = scheduled.Placed();
+    h->container_started = started.Placed();
+    h->initialized = initialized.Placed();
+    h->containers_ready = containers_ready.Placed();
+    h->ready = ready.Placed();
+    for (const auto& [field, seen] :
+         {std::pair{"created", &created}, std::pair{"scheduled", &scheduled},
+          std::pair{"container_started", &started}}) {
+      if (seen->Ahead() > 0 &&
+          (!h->skew || seen->Ahead() > h->skew->ahead_us)) {
+        h->skew = Skew{field, seen->Ahead()};
+      }
+    }
+  }
+};
+
+void ObservePodStatus(const PodStatusData& p, int64_t t, PodClocks* clocks,
+                      HostLaunch* h) {
+  clocks->Observe(p, t, h->ssh_ready.has_value());
+  if (!p.node.empty()) h->node = p.node;
+  h->restarts = std::max(h->restarts, p.restarts);
+  std::vector<std::string> reasons = p.waiting;
+  if (!p.unschedulable.empty()) reasons.push_back(p.unschedulable);
+  for (const std::string& w : reasons) {
+    bool known = std::any_of(h->waiting.begin(), h->waiting.end(),
+                             [&](const auto& s) { return s.second == w; });
+    if (!known) h->waiting.emplace_back(t, w);
+  }
+}
+
+// The agent's own marks: the first record of each event counts.
+void ObserveAgentEvent(const TraceRecord& r, int64_t t, HostLaunch* h) {
+  const std::string& e = r.event;
+  if (e == "begin") {
+    if (!h->begin) h->launched_from = r.on;
+    First(&h->begin, t);
+  } else if (e == "pod_running") {
+    First(&h->running_seen, t);
+  } else if (e == "ssh_ready") {
+    if (!h->ssh_ready && r.attempt_t_mono_us && r.t_mono_us > 0) {
+      int64_t back = r.t_mono_us - *r.attempt_t_mono_us;
+      if (back >= 0) h->attempt_start = t - back;
+    }
+    First(&h->ssh_ready, t);
+  } else if (e == "started") {
+    First(&h->started, t);
+  } else if (e == "exited") {
+    if (!h->exited) h->exit_detail = r.detail;
+    First(&h->exited, t);
+  } else if (e == "failed") {
+    if (!h->failed_at) h->failure = r.detail;
+    First(&h->failed_at, t);
+  }
+}
+
+// Whether the host got there, and where its row ends.
+void SetOutcome(int64_t last_t, HostLaunch* h) {
+  h->reached = h->started.has_value() || (h->ssh_ready && !h->failed_at);
+  if (h->started) {
+    h->end_us = *h->started;
+  } else if (h->ssh_ready) {
+    h->end_us = *h->ssh_ready;
+  } else if (h->failed_at) {
+    h->end_us = *h->failed_at;
+  } else {
+    h->end_us = last_t;
+  }
+}
+
 }  // namespace
 
 HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
   HostLaunch h;
-  Seen created, scheduled, started, initialized, containers_ready, ready;
-  std::string uid;
+  PodClocks clocks;
   int64_t last_t = 0;
   for (const TraceRecord* r : records) {
     const int64_t t = r->t_wall_us;
@@ -58,79 +149,16 @@ HostLaunch CollectHostMarks(const std::vector<const TraceRecord*>& records) {
       h.pid = r->pid;
     }
     if (!r->pod.empty()) h.pod = r->pod;
-    const std::string& e = r->event;
-    if (e == "begin") {
-      if (!h.begin) h.launched_from = r->on;
-      First(&h.begin, t);
-    } else if (e == "pod_status" && r->pod_status) {
-      const PodStatusData& p = *r->pod_status;
-      // A replacement pod (new uid) restarts the pod's own timeline.
-      if (!p.uid.empty() && p.uid != uid) {
-        if (!uid.empty()) {
-          created = scheduled = started = Seen();
-          initialized = containers_ready = ready = Seen();
-        }
-        uid = p.uid;
-      }
-      created.Observe(p.created, t);
-      scheduled.Observe(p.scheduled, t);
-      initialized.Observe(p.initialized, t);
-      containers_ready.Observe(p.containers_ready, t);
-      ready.Observe(p.ready, t);
-      // The container that SSH reached is the one up when it did.
-      if (!h.ssh_ready) started.Observe(p.container_started, t);
-      if (!p.node.empty()) h.node = p.node;
-      h.restarts = std::max(h.restarts, p.restarts);
-      std::vector<std::string> reasons = p.waiting;
-      if (!p.unschedulable.empty()) reasons.push_back(p.unschedulable);
-      for (const std::string& w : reasons) {
-        bool known = std::any_of(h.waiting.begin(), h.waiting.end(),
-                                 [&](const auto& s) { return s.second == w; });
-        if (!known) h.waiting.emplace_back(t, w);
-      }
-    } else if (e == "pod_running") {
-      First(&h.running_seen, t);
-    } else if (e == "ssh_ready") {
-      if (!h.ssh_ready && r->attempt_t_mono_us && r->t_mono_us > 0) {
-        int64_t back = r->t_mono_us - *r->attempt_t_mono_us;
-        if (back >= 0) h.attempt_start = t - back;
-      }
-      First(&h.ssh_ready, t);
-    } else if (e == "started") {
-      First(&h.started, t);
-    } else if (e == "exited") {
-      if (!h.exited) h.exit_detail = r->detail;
-      First(&h.exited, t);
-    } else if (e == "failed") {
-      if (!h.failed_at) h.failure = r->detail;
-      First(&h.failed_at, t);
+    if (r->event == "pod_status") {
+      if (r->pod_status) ObservePodStatus(*r->pod_status, t, &clocks, &h);
+    } else {
+      ObserveAgentEvent(*r, t, &h);
     }
   }
-  h.created = created.Placed();
-  h.scheduled = scheduled.Placed();
-  h.container_started = started.Placed();
-  h.initialized = initialized.Placed();
-  h.containers_ready = containers_ready.Placed();
-  h.ready = ready.Placed();
-  for (const auto& [field, seen] :
-       {std::pair{"created", &created}, std::pair{"scheduled", &scheduled},
-        std::pair{"container_started", &started}}) {
-    if (seen->Ahead() > 0 && (!h.skew || seen->Ahead() > h.skew->ahead_us)) {
-      h.skew = Skew{field, seen->Ahead()};
-    }
-  }
+  clocks.Place(&h);
   // Older agents wrote no begin: their first record is close to it.
   if (!h.begin && !records.empty()) h.begin = records.front()->t_wall_us;
-  h.reached = h.started.has_value() || (h.ssh_ready && !h.failed_at);
-  if (h.started) {
-    h.end_us = *h.started;
-  } else if (h.ssh_ready) {
-    h.end_us = *h.ssh_ready;
-  } else if (h.failed_at) {
-    h.end_us = *h.failed_at;
-  } else {
-    h.end_us = last_t;
-  }
+  SetOutcome(last_t, &h);
   return h;
 }
 

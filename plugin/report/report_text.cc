@@ -66,19 +66,24 @@ std::string DescribeCritical(const JobLaunch& job) {
   return s;
 }
 
-std::string FormatTextReport(const JobLaunch& job,
-                             const std::vector<std::string>& files) {
-  std::string out;
-  out += "k8s-agent launch report: " + std::to_string(job.hosts.size()) +
-         " host(s) from " + std::to_string(files.size()) + " trace file(s)\n";
-  out += "  job start   " + FormatWallMicros(job.t0_us) +
-         " (first pod created or first agent began)\n";
-  out += "  all started " + Offset(job, job.end_us) + "  (" +
-         std::to_string(job.reached) + " reached, " +
-         std::to_string(job.failed.size()) + " failed)\n";
-  out += "  critical    " + DescribeCritical(job) + "\n\n";
+namespace {
 
-  // Per-host table.
+constexpr size_t kCol = 10;
+
+std::string HostNotes(const HostLaunch& h) {
+  std::vector<std::string> notes;
+  if (h.failed()) notes.push_back("FAILED");
+  if (h.already_running) notes.push_back("already running");
+  if (h.restarts > 0) notes.push_back(std::to_string(h.restarts) + " restarts");
+  std::string waiting = WaitingList(h);
+  if (!waiting.empty()) notes.push_back("waited: " + waiting);
+  if (h.skew && h.skew->ahead_us >= 1000) notes.push_back("clock skew");
+  return Join(notes, "; ");
+}
+
+// One row per host, its name and node columns as wide as the widest (up to
+// a cap, so one long name does not push the phases off the screen).
+std::string HostTable(const JobLaunch& job) {
   size_t name_w = 4;
   size_t node_w = 4;
   for (const HostLaunch& h : job.hosts) {
@@ -87,14 +92,13 @@ std::string FormatTextReport(const JobLaunch& job,
   }
   name_w = std::min<size_t>(name_w, 40);
   node_w = std::min<size_t>(node_w, 24);
-  constexpr size_t kCol = 10;
   std::string head = Pad("host", name_w) + "  " + Pad("node", node_w) + "  " +
                      Pad("first", kCol, true);
   for (int p = 0; p < kPhaseCount; ++p) {
     head += " " + Pad(InfoFor(PhaseAt(p)).title, kCol, true);
   }
   head += " " + Pad("started", kCol, true) + "  notes";
-  out += head + "\n";
+  std::string out = head + "\n";
   for (const HostLaunch& h : job.hosts) {
     std::string row = Pad(Fit(h.host, name_w), name_w) + "  " +
                       Pad(Fit(h.node.empty() ? "-" : h.node, node_w), node_w) +
@@ -106,20 +110,15 @@ std::string FormatTextReport(const JobLaunch& job,
       row += " " + Pad(cell, kCol, true);
     }
     row += " " + Pad(h.reached ? Offset(job, h.end_us) : "-", kCol, true);
-    std::vector<std::string> notes;
-    if (h.failed()) notes.push_back("FAILED");
-    if (h.already_running) notes.push_back("already running");
-    if (h.restarts > 0)
-      notes.push_back(std::to_string(h.restarts) + " restarts");
-    std::string waiting = WaitingList(h);
-    if (!waiting.empty()) notes.push_back("waited: " + waiting);
-    if (h.skew && h.skew->ahead_us >= 1000) notes.push_back("clock skew");
-    out += row + "  " + Join(notes, "; ") + "\n";
+    out += row + "  " + HostNotes(h) + "\n";
   }
-  out += "\n";
+  return out;
+}
 
-  out += Pad("phase", 12) + Pad("hosts", 7, true) + Pad("median", 10, true) +
-         Pad("p90", 10, true) + Pad("max", 10, true) + "  slowest host\n";
+std::string PhaseTable(const JobLaunch& job) {
+  std::string out = Pad("phase", 12) + Pad("hosts", 7, true) +
+                    Pad("median", 10, true) + Pad("p90", 10, true) +
+                    Pad("max", 10, true) + "  slowest host\n";
   for (const PhaseSummary& s : job.phases) {
     out += Pad(InfoFor(s.phase).title, 12) +
            Pad(std::to_string(s.hosts), 7, true) +
@@ -128,8 +127,12 @@ std::string FormatTextReport(const JobLaunch& job,
            Pad(FormatMicrosPadded(s.max_us), 10, true) + "  " + s.max_host +
            "\n";
   }
-  out += "\n";
+  return out;
+}
 
+// The slowest and failed hosts, the notes, and what the columns mean.
+std::string Footer(const JobLaunch& job) {
+  std::string out;
   if (!job.slowest.empty()) {
     std::vector<std::string> names;
     for (size_t i : job.slowest) {
@@ -153,6 +156,25 @@ std::string FormatTextReport(const JobLaunch& job,
       "pod times (created, scheduled, container running) are the API "
       "server's and\nnodes' clocks in whole seconds; the rest is the agent's "
       "clock.\n";
+  return out;
+}
+
+}  // namespace
+
+std::string FormatTextReport(const JobLaunch& job,
+                             const std::vector<std::string>& files) {
+  std::string out;
+  out += "k8s-agent launch report: " + std::to_string(job.hosts.size()) +
+         " host(s) from " + std::to_string(files.size()) + " trace file(s)\n";
+  out += "  job start   " + FormatWallMicros(job.t0_us) +
+         " (first pod created or first agent began)\n";
+  out += "  all started " + Offset(job, job.end_us) + "  (" +
+         std::to_string(job.reached) + " reached, " +
+         std::to_string(job.failed.size()) + " failed)\n";
+  out += "  critical    " + DescribeCritical(job) + "\n\n";
+  out += HostTable(job) + "\n";
+  out += PhaseTable(job) + "\n";
+  out += Footer(job);
   return out;
 }
 

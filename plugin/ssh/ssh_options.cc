@@ -119,6 +119,154 @@ std::optional<std::string>* AlgorithmField(const std::string& lower_key,
   return nullptr;
 }
 
+// Trimmed, and without the double quotes around the whole value, if any.
+std::string Unquoted(const std::string& raw_value) {
+  std::string value(Trim(raw_value));
+  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+    value = value.substr(1, value.size() - 2);
+  }
+  return value;
+}
+
+StatusOr<StrictHostKeyChecking> ParseStrictHostKeyChecking(
+    const std::string& value) {
+  std::string v = ToLower(value);
+  if (v == "yes" || v == "true" || v == "ask") {
+    return StrictHostKeyChecking::kYes;  // Nobody to ask: treat as yes.
+  }
+  if (v == "accept-new") return StrictHostKeyChecking::kAcceptNew;
+  if (v == "no" || v == "off" || v == "false") {
+    return StrictHostKeyChecking::kNo;
+  }
+  return InvalidArgumentError(
+      "StrictHostKeyChecking: expected yes, accept-new, no or ask, got \"" +
+      Printable(value) + "\"");
+}
+
+// UserKnownHostsFile / GlobalKnownHostsFile: a list of files; "none" is
+// /dev/null, so that nothing is read (or written) there.
+StatusOr<std::vector<std::string>> ParseKnownHostsFiles(
+    const std::string& raw_key, const std::string& value) {
+  std::vector<std::string> files = SplitConfigWords(value);
+  if (files.empty()) return InvalidArgumentError(raw_key + ": empty value");
+  for (std::string& f : files) {
+    if (ToLower(f) == "none") f = "/dev/null";
+  }
+  return files;
+}
+
+StatusOr<std::string> ParseCanonicalizeHostname(const std::string& value) {
+  std::string v = ToLower(value);
+  if (v != "yes" && v != "no" && v != "always" && v != "none") {
+    return InvalidArgumentError(
+        "CanonicalizeHostname: expected yes, no, always or none, got \"" +
+        Printable(value) + "\"");
+  }
+  return v;
+}
+
+// In whole seconds, bounded so that the count fits an int.
+StatusOr<int> ParseServerAliveInterval(const std::string& value) {
+  K8S_ASSIGN_OR_RETURN(Duration d, ParseSshTime("ServerAliveInterval", value));
+  auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s > 86400 * 365) {
+    return InvalidArgumentError("ServerAliveInterval: too large");
+  }
+  return static_cast<int>(s);
+}
+
+StatusOr<std::string> ParseLogLevel(const std::string& value) {
+  std::string v = ToLower(value);
+  static const char* const kLevels[] = {"quiet",  "fatal",   "error",
+                                        "info",   "verbose", "debug",
+                                        "debug1", "debug2",  "debug3"};
+  bool ok = false;
+  for (const char* level : kLevels) ok = ok || v == level;
+  if (!ok) {
+    return InvalidArgumentError("LogLevel: unknown level \"" +
+                                Printable(value) + "\"");
+  }
+  return v;
+}
+
+// The login name: User, else the passwd entry of the process's uid.
+StatusOr<std::string> UserName(const SshOptions& options, UserLookup lookup) {
+  if (options.user) return *options.user;
+  if (std::optional<std::string> name = lookup(::getuid())) return *name;
+  // ssh: "No user exists for uid N". A container run with a uid that
+  // is not in its /etc/passwd must not silently log in as someone else.
+  return InvalidArgumentError(
+      "No user exists for uid " + std::to_string(::getuid()) +
+      " (no passwd entry): pass -l USER or set User in ssh_config");
+}
+
+// The IdentityFile keys that can be read (the others are said and
+// skipped), else ssh's default keys that exist.
+std::vector<std::string> IdentityFiles(const SshOptions& options,
+                                       const std::string& home) {
+  std::vector<std::string> files;
+  if (!options.identity_files.empty()) {
+    for (const std::string& f : options.identity_files) {
+      std::string path = ExpandPath(f, home);
+      if (IsReadableFile(path)) {
+        WarnIfUnprotected(path);
+        files.push_back(path);
+      } else {
+        LogWarning("identity file " + path + " not accessible; skipped");
+      }
+    }
+    return files;
+  }
+  for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
+    std::string path = home + "/.ssh/" + name;
+    if (IsReadableFile(path)) {
+      WarnIfUnprotected(path);
+      files.push_back(path);
+    }
+  }
+  return files;
+}
+
+// The user's known_hosts files, then the system-wide ones: those are read
+// too (never written), as ssh does.
+std::vector<std::string> KnownHostsFiles(const SshOptions& options,
+                                         const std::string& home) {
+  std::vector<std::string> files;
+  if (options.user_known_hosts_files.empty()) {
+    files.push_back(home + "/.ssh/known_hosts");
+  } else {
+    for (const std::string& f : options.user_known_hosts_files) {
+      files.push_back(ExpandPath(f, home));
+    }
+  }
+  if (options.global_known_hosts_files.empty()) {
+    files.push_back("/etc/ssh/ssh_known_hosts");
+  }
+  for (const std::string& f : options.global_known_hosts_files) {
+    files.push_back(ExpandPath(f, home));
+  }
+  return files;
+}
+
+// Each algorithm list spec applied to the defaults of its kind.
+Status ResolveAlgorithms(const SshOptions& options, AlgorithmPrefs* prefs) {
+  struct {
+    const std::optional<std::string>& spec;
+    AlgorithmKind kind;
+    std::vector<std::string>* out;
+  } const lists[] = {
+      {options.kex_algorithms, AlgorithmKind::kKex, &prefs->kex},
+      {options.ciphers, AlgorithmKind::kCipher, &prefs->ciphers},
+      {options.macs, AlgorithmKind::kMac, &prefs->macs},
+      {options.host_key_algorithms, AlgorithmKind::kHostKey, &prefs->host_keys},
+  };
+  for (const auto& l : lists) {
+    if (!l.spec) continue;
+    K8S_ASSIGN_OR_RETURN(*l.out, ApplyAlgorithmSpec(l.kind, *l.spec));
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 std::vector<std::string> SplitConfigWords(std::string_view s) {
@@ -190,10 +338,7 @@ void SshOptions::MergeFrom(const SshOptions& lower) {
 Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
                       SshOptions* options, bool* known) {
   std::string key = ToLower(Trim(raw_key));
-  std::string value(Trim(raw_value));
-  if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
-    value = value.substr(1, value.size() - 2);
-  }
+  std::string value = Unquoted(raw_value);
   if (known != nullptr) *known = true;
   // Values are validated even when an earlier source already set the key,
   // so a typo is reported wherever it is; the first value wins, as in ssh.
@@ -207,28 +352,14 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
     if (value.empty()) return InvalidArgumentError("IdentityFile: empty value");
     options->identity_files.push_back(value);
   } else if (key == "stricthostkeychecking") {
-    std::string v = ToLower(value);
-    StrictHostKeyChecking mode;
-    if (v == "yes" || v == "true" || v == "ask") {
-      mode = StrictHostKeyChecking::kYes;  // Nobody to ask: treat as yes.
-    } else if (v == "accept-new") {
-      mode = StrictHostKeyChecking::kAcceptNew;
-    } else if (v == "no" || v == "off" || v == "false") {
-      mode = StrictHostKeyChecking::kNo;
-    } else {
-      return InvalidArgumentError(
-          "StrictHostKeyChecking: expected yes, accept-new, no or ask, got \"" +
-          Printable(value) + "\"");
-    }
+    K8S_ASSIGN_OR_RETURN(StrictHostKeyChecking mode,
+                         ParseStrictHostKeyChecking(value));
     if (!options->strict_host_key_checking) {
       options->strict_host_key_checking = mode;
     }
   } else if (key == "userknownhostsfile" || key == "globalknownhostsfile") {
-    std::vector<std::string> files = SplitConfigWords(value);
-    if (files.empty()) return InvalidArgumentError(raw_key + ": empty value");
-    for (std::string& f : files) {
-      if (ToLower(f) == "none") f = "/dev/null";
-    }
+    K8S_ASSIGN_OR_RETURN(std::vector<std::string> files,
+                         ParseKnownHostsFiles(raw_key, value));
     std::vector<std::string>* field = key == "userknownhostsfile"
                                           ? &options->user_known_hosts_files
                                           : &options->global_known_hosts_files;
@@ -246,25 +377,15 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
     K8S_ASSIGN_OR_RETURN(bool b, ParseYesNo("StdinNull", value));
     options->no_stdin = options->no_stdin || b;
   } else if (key == "canonicalizehostname") {
-    std::string v = ToLower(value);
-    if (v != "yes" && v != "no" && v != "always" && v != "none") {
-      return InvalidArgumentError(
-          "CanonicalizeHostname: expected yes, no, always or none, got \"" +
-          Printable(value) + "\"");
-    }
+    K8S_ASSIGN_OR_RETURN(std::string v, ParseCanonicalizeHostname(value));
     if (!options->canonicalize_hostname) options->canonicalize_hostname = v;
   } else if (key == "connecttimeout") {
     K8S_ASSIGN_OR_RETURN(Duration d, ParseSshTime("ConnectTimeout", value));
     if (!options->connect_timeout) options->connect_timeout = d;
   } else if (key == "serveraliveinterval") {
-    K8S_ASSIGN_OR_RETURN(Duration d,
-                         ParseSshTime("ServerAliveInterval", value));
-    auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
-    if (s > 86400 * 365) {
-      return InvalidArgumentError("ServerAliveInterval: too large");
-    }
+    K8S_ASSIGN_OR_RETURN(int s, ParseServerAliveInterval(value));
     if (!options->server_alive_interval_s) {
-      options->server_alive_interval_s = static_cast<int>(s);
+      options->server_alive_interval_s = s;
     }
   } else if (key == "serveralivecountmax") {
     K8S_ASSIGN_OR_RETURN(
@@ -278,16 +399,7 @@ Status ApplySshOption(const std::string& raw_key, const std::string& raw_value,
     K8S_ASSIGN_OR_RETURN(bool b, ParseYesNo("BatchMode", value));
     if (!options->batch_mode) options->batch_mode = b;
   } else if (key == "loglevel") {
-    std::string v = ToLower(value);
-    static const char* const kLevels[] = {"quiet",  "fatal",   "error",
-                                          "info",   "verbose", "debug",
-                                          "debug1", "debug2",  "debug3"};
-    bool ok = false;
-    for (const char* level : kLevels) ok = ok || v == level;
-    if (!ok) {
-      return InvalidArgumentError("LogLevel: unknown level \"" +
-                                  Printable(value) + "\"");
-    }
+    K8S_ASSIGN_OR_RETURN(std::string v, ParseLogLevel(value));
     if (!options->log_level) options->log_level = v;
   } else if (std::optional<std::string>* spec = AlgorithmField(key, options)) {
     K8S_RETURN_IF_ERROR(
@@ -364,56 +476,13 @@ StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
   r.bind_address = options.bind_address.value_or("");
   const char* home_env = std::getenv("HOME");
   std::string home = HomeDir(home_env != nullptr ? home_env : "");
-  if (options.user) {
-    r.user = *options.user;
-  } else if (std::optional<std::string> name = lookup(::getuid())) {
-    r.user = *name;
-  } else {
-    // ssh: "No user exists for uid N". A container run with a uid that
-    // is not in its /etc/passwd must not silently log in as someone else.
-    return InvalidArgumentError(
-        "No user exists for uid " + std::to_string(::getuid()) +
-        " (no passwd entry): pass -l USER or set User in ssh_config");
-  }
+  K8S_ASSIGN_OR_RETURN(r.user, UserName(options, lookup));
   if (options.port) r.port = *options.port;
-
-  if (!options.identity_files.empty()) {
-    for (const std::string& f : options.identity_files) {
-      std::string path = ExpandPath(f, home);
-      if (IsReadableFile(path)) {
-        WarnIfUnprotected(path);
-        r.identity_files.push_back(path);
-      } else {
-        LogWarning("identity file " + path + " not accessible; skipped");
-      }
-    }
-  } else {
-    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
-      std::string path = home + "/.ssh/" + name;
-      if (IsReadableFile(path)) {
-        WarnIfUnprotected(path);
-        r.identity_files.push_back(path);
-      }
-    }
-  }
-
+  r.identity_files = IdentityFiles(options, home);
   if (options.strict_host_key_checking) {
     r.strict_host_key_checking = *options.strict_host_key_checking;
   }
-  if (options.user_known_hosts_files.empty()) {
-    r.known_hosts_files.push_back(home + "/.ssh/known_hosts");
-  } else {
-    for (const std::string& f : options.user_known_hosts_files) {
-      r.known_hosts_files.push_back(ExpandPath(f, home));
-    }
-  }
-  // The system-wide files are read too (never written), as ssh does.
-  if (options.global_known_hosts_files.empty()) {
-    r.known_hosts_files.push_back("/etc/ssh/ssh_known_hosts");
-  }
-  for (const std::string& f : options.global_known_hosts_files) {
-    r.known_hosts_files.push_back(ExpandPath(f, home));
-  }
+  r.known_hosts_files = KnownHostsFiles(options, home);
 
   if (options.connect_timeout) {
     // ConnectTimeout=0/none means "no timeout" in ssh; a day is plenty.
@@ -428,21 +497,7 @@ StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
     r.server_alive_count_max = *options.server_alive_count_max;
   }
   r.no_stdin = options.no_stdin;
-  struct {
-    const std::optional<std::string>& spec;
-    AlgorithmKind kind;
-    std::vector<std::string>* out;
-  } const lists[] = {
-      {options.kex_algorithms, AlgorithmKind::kKex, &r.algorithms.kex},
-      {options.ciphers, AlgorithmKind::kCipher, &r.algorithms.ciphers},
-      {options.macs, AlgorithmKind::kMac, &r.algorithms.macs},
-      {options.host_key_algorithms, AlgorithmKind::kHostKey,
-       &r.algorithms.host_keys},
-  };
-  for (const auto& l : lists) {
-    if (!l.spec) continue;
-    K8S_ASSIGN_OR_RETURN(*l.out, ApplyAlgorithmSpec(l.kind, *l.spec));
-  }
+  K8S_RETURN_IF_ERROR(ResolveAlgorithms(options, &r.algorithms));
   return r;
 }
 

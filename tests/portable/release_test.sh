@@ -67,8 +67,9 @@ WRAP
   chmod 755 "$tmp/agent-in-trixie"
   out="$("$tmp/agent-in-trixie" --version 2>&1)" || fail "in Debian 13: $out"
   echo "ok: in Debian 13 ($root): $out"
-  for scenario in ready exit-status; do
-    "$src/tests/integration/agent/agent_test.sh" "$tmp/agent-in-trixie" "$scenario" || fail "scenario $scenario in Debian 13"
+  for test in lookup_test.sh:ready exec_io_test.sh:exit-status; do
+    scenario=${test#*:}
+    "$src/tests/integration/agent/${test%%:*}" "$tmp/agent-in-trixie" "$scenario" || fail "scenario $scenario in Debian 13"
   done
   ;;
 bed)

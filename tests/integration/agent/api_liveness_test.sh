@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Issue 26 items 7-10: a dead, slow, watch-failing or stopped API server,
-# with agent_test.sh's setup (fake API server, loopback sshd).
+# with agent_lib.sh's setup (fake API server, loopback sshd).
 #   api_liveness_test.sh AGENT_BINARY SCENARIO
-AGENT_TEST_LIB=1
-# shellcheck source=tests/integration/agent/agent_test.sh
-source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+# shellcheck source=tests/integration/agent/agent_lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_lib.sh" "$@"
 
 pings_at_least() { [ "$(grep -c "sent an HTTP/2 PING" "$T/err")" -ge "$1" ]; }
 

@@ -2,11 +2,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Faults and inputs from issue 18, each compared with what ssh does: the
 # k8s-agent binary against the fake API server and a loopback sshd, with
-# agent_test.sh's setup.
+# agent_lib.sh's setup.
 #   hostile_test.sh AGENT_BINARY SCENARIO
-AGENT_TEST_LIB=1
-# shellcheck source=tests/integration/agent/agent_test.sh
-source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+# shellcheck source=tests/integration/agent/agent_lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_lib.sh" "$@"
 
 HOSTILE_DIRS=()
 hostile_cleanup() {

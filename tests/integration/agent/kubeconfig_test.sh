@@ -3,11 +3,10 @@
 # Issue 26 items 5, 6 and 18: kubeconfig features kubectl 1.20+ honours (exec
 # credential plugins, proxy-url, tls-server-name, basic auth, system trust),
 # through the k8s-agent binary against the fake API server, with
-# agent_test.sh's setup.
+# agent_lib.sh's setup.
 #   kubeconfig_test.sh AGENT_BINARY SCENARIO
-AGENT_TEST_LIB=1
-# shellcheck source=tests/integration/agent/agent_test.sh
-source "$(cd "$(dirname "$0")" && pwd)/agent_test.sh" "$@"
+# shellcheck source=tests/integration/agent/agent_lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_lib.sh" "$@"
 
 # The kubeconfig alone must decide: no K8S_AGENT_* cluster settings.
 unset K8S_AGENT_SERVER K8S_AGENT_TOKEN_FILE K8S_AGENT_CERTIFICATE_AUTHORITY
@@ -88,7 +87,7 @@ exec-plugin-shared)
   grep -q '"kind":"ExecCredential"' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
   grep -q '"interactive":false' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
   grep -q '"cluster"' "$T/exec-info" && fail "cluster info without provideClusterInfo"
-  mode=$(command stat -c %a "$T/cache/k8s-agent")
+  mode=$(stat -c %a "$T/cache/k8s-agent")
   [ "$mode" = 700 ] || fail "cache dir mode $mode"
   grep -rq "$(cat "$T/api/token")" "$T"/err.* && fail "token logged"
   # A ninth agent later reuses the cached credential too.

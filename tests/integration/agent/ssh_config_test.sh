@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The user's ssh_config as ssh reads it, through the k8s-agent binary
-# against the fake API server and a real sshd (agent_test.sh's setup):
+# against the fake API server and a real sshd (agent_lib.sh's setup):
 #   ssh_config_test.sh AGENT_BINARY SCENARIO
 # Each scenario's config sends a host that misses its block to port 1 (or
 # an unknown user), so a block ignored or applied to the wrong host fails.
-AGENT_TEST_LIB=1 source "$(dirname "$0")/agent_test.sh"
+# shellcheck source=tests/integration/agent/agent_lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_lib.sh" "$@"
 
 KEY_LINES="  IdentityFile $T/ssh/id_ed25519
   UserKnownHostsFile $T/ssh/known_hosts

@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Finding the pod and waiting for it: the lookup (by name and by
+# spec.hostname), Pending to Running, sshd not yet up, --wait-only,
+# deletions and replacements, and the pod timeline in --trace.
+# The k8s-agent binary against the fake API server (real TLS) and a real
+# sshd on loopback, with agent_lib.sh's setup. Each scenario is one ctest
+# test (agent.SCENARIO):
+#   lookup_test.sh AGENT_BINARY SCENARIO
+# shellcheck source=tests/integration/agent/agent_lib.sh
+source "$(cd "$(dirname "$0")" && pwd)/agent_lib.sh" "$@"
+
+case "$SCENARIO" in
+ready)
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  start_sshd
+  run_agent w-0 echo hello '"$((6*7))"' "'a;b'"
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = "hello 42 a;b" ] || fail "stdout: $(cat "$T/out")"
+  [ "$(requests)" = 1 ] || fail "expected 1 API request for a ready pod, got $(requests)"
+  [ "$(stat_of quorum_lists)" = 0 ] || fail "the lookup was a quorum read"
+  for e in resolved pod_running ssh_ready started exited; do trace_has $e; done
+  ok "one cached LIST, command ran through the remote shell"
+  ;;
+created-late)
+  # The pod is created once the agent watches for it (GET 404, LIST,
+  # WATCH), whenever that is on a loaded machine.
+  start_sshd
+  api POST /_control/stats/reset
+  run_agent_bg w-late hostname
+  wait_watching 1
+  pod w-late '{"phase":"Running","podIP":"127.0.0.1"}'
+  wait_agent 30
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(requests)" = 3 ] || fail "expected LIST+LIST+WATCH = 3 requests, got $(requests)"
+  [ "$(stat_of quorum_lists)" = 0 ] || fail "$(stat_of quorum_lists) quorum LIST(s)"
+  ok "waited for creation with 3 API calls"
+  ;;
+pending-then-running)
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/stats/reset
+  run_agent_bg w-0 true
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  wait_agent 30
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(requests)" = 2 ] || fail "expected LIST+WATCH = 2 requests, got $(requests)"
+  ok "cached LIST then one watch"
+  ;;
+running-before-sshd)
+  # sshd starts once the agent has been refused: after its first failed
+  # attempt it watches the pod, which the fake server counts.
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  t0=$(date +%s%N)
+  run_agent_bg w-0 echo up
+  wait_watching 1
+  start_sshd
+  wait_agent 30
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = up ] || fail "stdout"
+  attempts=$(grep '"ssh_ready"' "$T/trace.jsonl" | sed 's/.*after \([0-9]*\) attempt.*/\1/')
+  [ "${attempts:-0}" -gt 1 ] || fail "expected retries before sshd listened, got '$attempts'"
+  ok "ssh refused $attempts times, then ready; $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+  ;;
+failed-mid-wait)
+  # Fails on the watch event itself: the message is the pod's, not the
+  # --timeout's (10m by default; the wait below is only a hang bound).
+  pod w-0 '{"phase":"Pending"}'
+  run_agent_bg w-0 true
+  wait_watching 1
+  t0=$(date +%s%N)
+  pod w-0 '{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}'
+  wait_agent 30
+  ms=$(ms_since $t0)
+  [ $RC -eq 255 ] || fail "rc $RC, want 255"
+  grep -q 'k8s-agent: w-0: pod default/w-0 is Failed: Evicted: The node was low on resource: memory.' "$T/err" || fail "message"
+  grep -q 'timed out' "$T/err" && fail "waited for the timeout: $(cat "$T/err")"
+  ok "failed on the event, $ms ms after it: $(cat "$T/err")"
+  ;;
+image-pull)
+  pod w-0 '{"phase":"Pending","waitingReason":"ImagePullBackOff","waitingMessage":"Back-off pulling image \"nope:1\""}'
+  run_agent w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'ImagePullBackOff: Back-off pulling image "nope:1" (check the image name' "$T/err" || fail "message"
+  ok "$(cat "$T/err")"
+  ;;
+timeout)
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  run_agent --timeout 1s w-0 true
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q 'timed out after 1.0s waiting for pod default/w-0: Pending: ContainerCreating for' "$T/err" || fail "message"
+  ok "$(cat "$T/err")"
+  ;;
+hostname)
+  start_sshd
+  pod job-0-x7k2p '{"phase":"Running","podIP":"127.0.0.1","hostname":"job-0","subdomain":"job"}'
+  run_agent job-0.job.default.svc.cluster.local echo via-hostname
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = via-hostname ] || fail "stdout"
+  ok "spec.hostname resolved to job-0-x7k2p"
+  ;;
+wait-only)
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  pod w-1 '{"phase":"Pending"}'
+  after 1 pod w-1 '{"phase":"Running","podIP":"127.0.0.1"}'
+  run_agent --wait-only w-0 w-1
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ ! -s "$T/out" ] || fail "wait-only printed to stdout"
+  ok "both hosts ready"
+  ;;
+wait-only-failed)
+  # Each failed host on its own line; the summary under the mode, not
+  # under the first host (which was ready).
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  pod w-1 '{"phase":"Failed","reason":"Evicted","message":"low memory"}'
+  run_agent --wait-only w-0 w-1
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q '^k8s-agent: w-1: pod default/w-1 is Failed: Evicted' "$T/err" || fail "no line for w-1: $(cat "$T/err")"
+  grep -q '^k8s-agent: --wait-only: 1 of 2 host(s) did not become ready$' "$T/err" || fail "summary: $(cat "$T/err")"
+  grep -q '^k8s-agent: w-0: .*did not become ready' "$T/err" && fail "summary under w-0: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+stale-version)
+  # The pod has not changed for longer than the watch history holds (the
+  # real cache keeps ~75 s and starts empty after a restart): its own RV
+  # is too old to watch from. Expect the cached LIST + one WATCH from the
+  # list's version, no 410 and no quorum LIST (issue 14 item 1).
+  start_sshd
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  api POST /_control/faults '{"history_events":3}'
+  for i in 1 2 3 4 5; do pod w-1 "{\"phase\":\"Pending\",\"message\":\"$i\"}"; done
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 20s w-0 echo fresh
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = fresh ] || fail "stdout: $(cat "$T/out")"
+  [ "$(stat_of expired_watches)" = 0 ] || fail "a watch got 410 (watched from the pod's own stale RV)"
+  [ "$(stat_of quorum_lists)" = 0 ] || fail "$(stat_of quorum_lists) quorum LIST(s)"
+  [ "$(requests)" = 2 ] || fail "expected LIST+WATCH = 2 requests, got $(requests)"
+  ok "2 requests, no 410, no quorum read"
+  ;;
+bare-pod-deleted)
+  # A pod nothing owns is deleted (Terminating for its grace period): it
+  # will never come back, so the agent fails at once, naming the deletion.
+  pod w-0 '{"phase":"Pending"}'
+  run_agent_bg --timeout 60s w-0 true
+  wait_watching 1
+  api DELETE '/_control/pods/default/w-0?grace=30'
+  wait_agent 10
+  [ $RC -eq 255 ] || fail "rc $RC (124: still waiting after the deletion)"
+  grep -q 'pod default/w-0 is being deleted and no controller owns it' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+statefulset-pod-recreated)
+  # A StatefulSet's pod is deleted (MODIFIED with deletionTimestamp, then
+  # DELETED after 1 s) and recreated with a new uid: the agent waits for it.
+  start_sshd
+  pod w-0 '{"phase":"Pending","owner":"StatefulSet/w"}'
+  run_agent_bg --timeout 30s w-0 echo replaced
+  wait_watching 1
+  api DELETE '/_control/pods/default/w-0?grace=1'
+  gone() { ! fake_apiserver_control "$T/api" GET /api/v1/namespaces/default/pods/w-0 >/dev/null 2>&1; }
+  wait_for 10 gone || fail "the fake never finished the deletion"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on a controlled pod"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1","owner":"StatefulSet/w"}'
+  wait_agent 15
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = replaced ] || fail "stdout: $(cat "$T/out")"
+  ok "waited through Terminating and DELETED for the new pod"
+  ;;
+job-pod-recreated)
+  # An Indexed Job's pod, found by spec.hostname, is deleted; the Job's
+  # replacement has a new name and the same hostname: HOST is resolved
+  # again and the command runs on the new pod.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Pending\",$J}"
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo again
+  wait_watching 1
+  api DELETE '/_control/pods/default/job-0-x7k2p?grace=1'
+  gone() { ! fake_apiserver_control "$T/api" GET /api/v1/namespaces/default/pods/job-0-x7k2p >/dev/null 2>&1; }
+  wait_for 10 gone || fail "the fake never finished the deletion"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on a Job's pod"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = again ] || fail "stdout: $(cat "$T/out")"
+  grep -q '"resolved".*job-0-q9z4m' "$T/trace.jsonl" || fail "trace does not show the new pod resolved"
+  ok "followed job-0 from job-0-x7k2p to job-0-q9z4m"
+  ;;
+job-pod-failed-retried)
+  # An Indexed Job keeps the Failed pod of an attempt next to its
+  # replacement, both with spec.hostname job-0: the live one is the target
+  # (not "matches 2 pods"), and -v names the one passed over.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  run_agent -v --timeout 20s job-0.job.default.svc.cluster.local echo retried
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = retried ] || fail "stdout: $(cat "$T/out")"
+  grep -q 'passing over pod job-0-x7k2p: Failed' "$T/err" || fail "-v does not name the Failed pod: $(cat "$T/err")"
+  ok "ran on job-0-q9z4m, passed over the Failed job-0-x7k2p"
+  ;;
+job-pod-failed-replaced-later)
+  # Only the Failed attempt has the hostname: the Job may still retry the
+  # index, so the agent keeps looking (lists again) and uses the new pod.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo retried
+  # The name lookup, the hostname list, then one more: it kept looking
+  # (or it gave up, which ends the wait at once).
+  looked_again() { ! kill -0 "$AGENT_PID" 2>/dev/null || [ "$(count_of LIST)" -ge 3 ]; }
+  wait_for 20 looked_again || fail "the agent did not look again"
+  kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on the Failed Job pod"
+  pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = retried ] || fail "stdout: $(cat "$T/out")"
+  ok "waited for job-0's retry after $(count_of LIST) lists"
+  ;;
+trace-report)
+  # --trace carries the pod's own timeline; --report turns it into phases.
+  # The agent's watch shows it has seen ContainerCreating; only then does
+  # the pod start, and sshd once it runs.
+  pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
+  run_agent_bg --timeout 30s w-0 true
+  wait_watching 1
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start_sshd
+  wait_agent 30
+  [ $RC -eq 0 ] || fail "rc $RC"
+  trace_has begin
+  grep '"event":"pod_status"' "$T/trace.jsonl" | grep -q '"waiting":\["ContainerCreating"\]' ||
+    fail "no pod_status record with the waiting reason"
+  grep '"event":"pod_status"' "$T/trace.jsonl" | grep '"container_started":"' | grep -q '"PodScheduled":"' ||
+    fail "no pod_status record with container_started and PodScheduled"
+  grep '"event":"ssh_ready"' "$T/trace.jsonl" | grep -q '"attempt_t_mono_us":' || fail "ssh_ready without the attempt time"
+  "$AGENT" --report --format json "$T/trace.jsonl" > "$T/report.json" 2> "$T/err" || fail "--report failed"
+  python3 - "$T/report.json" <<'PY' || fail "report: $(cat "$T/report.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+h = r["hosts"][0]
+assert h["host"] == "w-0" and h["reached"], h
+for phase in ("container", "sshd", "handshake", "command"):
+    assert phase in h["phases_ms"], (phase, h["phases_ms"])
+assert h["marks_ms"]["created"] is not None and h["marks_ms"]["container_started"] is not None, h
+assert "ContainerCreating" in [w["reason"] for w in h["waiting"]], h
+assert r["critical"]["host"] == "w-0", r["critical"]
+PY
+  "$AGENT" --report "$T/trace.jsonl" > "$T/out" 2> "$T/err" || fail "--report text failed"
+  grep -q '^w-0 ' "$T/out" || fail "no row for w-0 in the text report"
+  ok "pod timeline traced; report: $(grep -o 'critical .*' "$T/out")"
+  ;;
+*)
+  fail "unknown scenario"
+  ;;
+esac

@@ -3,12 +3,13 @@
 # 1,000 hosts simulated: API load of one job's agents under an APF-like limit.
 #
 # usage: sudo bench/scale.sh [--hosts N] [--wave S] [--sshds K] [--apf-seats N] [--apf-queue M]
-#                            [--apf-queue-wait S] [--agent PATH] [--out DIR]
+#                            [--apf-queue-wait S] [--names statefulset|jobset] [--agent PATH] [--out DIR]
 #   defaults: 1000 hosts, a 30 s wave, 4 sshds, 20 seats, a queue of 50 waiting up to 5 s, Retry-After 1
 #
 # In a network namespace of its own (loopback only, removed on exit): the fake API server with
 # --apf-seats, K sshds with a high MaxStartups on 127.0.0.2.. (the point is the API side), N Pending pods
-# whose IPs spread over those sshds. N `k8s-agent --wait-only HOST` processes start at once (one job's
+# whose IPs spread over those sshds (--names jobset: a JobSet Indexed Job's pods, found by hostname).
+# N `k8s-agent --wait-only HOST` processes start at once (one job's
 # agents: one ServiceAccount, one APF flow), the pods become Running in a shuffled wave over S seconds,
 # and bench/lib/scale_driver.py measures requests per host, 429s, Running -> ssh_ready (p50/p99), each
 # agent's peak RSS and CPU time (wait4), failures, and the fake server's own CPU. Writes
@@ -25,9 +26,9 @@ while (($#)); do
   case "$1" in
   --agent) AGENT="$2" && shift ;;
   --out) OUT="$2" && shift ;;
-  --hosts | --wave | --sshds | --apf-seats | --apf-queue | --apf-queue-wait) DRIVER_ARGS+=("$1" "$2") && shift ;;
-  -h | --help) sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
-  *) sed -n '3,15p' "$0" >&2 && exit 2 ;;
+  --hosts | --wave | --sshds | --apf-seats | --apf-queue | --apf-queue-wait | --names) DRIVER_ARGS+=("$1" "$2") && shift ;;
+  -h | --help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//' && exit 0 ;;
+  *) sed -n '3,16p' "$0" >&2 && exit 2 ;;
   esac
   shift
 done
@@ -65,8 +66,8 @@ trap 'cleanup; exit 130' INT TERM
 fake_apiserver_certs "$D" || exit 1
 ssh-keygen -q -t ed25519 -N '' -f "$D/host_key" && ssh-keygen -q -t ed25519 -N '' -f "$D/id_ed25519" || exit 1
 cp "$D/id_ed25519.pub" "$D/authorized_keys"
-# Every sshd has the one host key; every host name w-* trusts it.
-printf 'w-* %s\n' "$(cut -d' ' -f1,2 "$D/host_key.pub")" >"$D/known_hosts"
+# Every sshd has the one host key; every host name w-* (js-node-*) trusts it.
+printf 'w-*,js-node-* %s\n' "$(cut -d' ' -f1,2 "$D/host_key.pub")" >"$D/known_hosts"
 mkdir -p /run/sshd
 
 ip netns add "$NS" && ip -n "$NS" link set lo up || exit 1

@@ -3,7 +3,8 @@
 # presets and a static copier, nothing else (no shell, no libc). It puts
 # the agent into images you do not rebuild:
 #   - as an init container, `k8s-agent-deliver DIR` (the default command,
-#     given DIR) copies k8s-agent and the presets into an emptyDir that the
+#     given DIR) copies k8s-agent, the presets and ompi-env.sh (for the
+#     launcher to source under Open MPI 5) into an emptyDir that the
 #     training containers mount at the same DIR;
 #   - as a Kubernetes image volume, the files are at the volume's root.
 # Either way plm_rsh_agent points at DIR/k8s-agent (images/k8s/examples/).
@@ -12,7 +13,7 @@
 # the presets as the build context).
 
 FROM scratch
-COPY k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf /
+COPY k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf ompi-env.sh /
 # Any uid can fill an emptyDir (mode 0777); pods that require non-root
 # accept this numeric one.
 USER 65532:65532

@@ -12,7 +12,8 @@ set(_k8s_presets
 # Always: the presets as reference copies, for users to install or diff.
 install(FILES ${_k8s_presets} ${PROJECT_SOURCE_DIR}/ompi-conf/README.md
         DESTINATION ${CMAKE_INSTALL_DATADIR}/k8s-agent/ompi-conf)
-install(FILES ${PROJECT_SOURCE_DIR}/README.md
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/SECURITY.md
+              ${PROJECT_SOURCE_DIR}/CHANGELOG.md
         DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # Only when asked: the presets in Open MPI's sysconfdir, where mpirun reads

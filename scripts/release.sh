@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Writes the release archive of the one portable binary:
-#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, LICENSE
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #
 # usage: scripts/release.sh [--build-dir DIR] [--out DIR]
@@ -35,7 +35,7 @@ mkdir -p "$stage/$name/bin" "$stage/$name/ompi-conf"
 cp "$bin" "$stage/$name/bin/k8s-agent"
 strip --strip-debug "$stage/$name/bin/k8s-agent"
 cp ompi-conf/* "$stage/$name/ompi-conf/"
-cp README.md LICENSE "$stage/$name/"
+cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
 mkdir -p "$out"
 # Reproducible: fixed owner, order and time (the last commit's).
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"

@@ -13,6 +13,7 @@ result. See bench/scale.sh for the knobs.
 """
 
 import argparse
+import hashlib
 import collections
 import ctypes
 import http.client
@@ -127,16 +128,57 @@ def start_server(d, args):
     return p
 
 
-def host_of_request(line):
+class Names:
+    """How pods are named and found: "statefulset" pods are w-<i> (HOST is
+    the pod name); "jobset" pods are those of one Indexed Job of a JobSet
+    (Kubeflow Trainer v2's "node" replicated job), js-node-0-<i>-<random>
+    with hostname js-node-0-<i> and subdomain js, labelled as the Job
+    controller does since 1.28, and HOST is js-node-0-<i>.js."""
+
+    def __init__(self, kind):
+        self.kind = kind
+
+    def pod(self, i):
+        if self.kind == "jobset":
+            return "js-node-0-%d-%s" % (i, hashlib.sha1(
+                str(i).encode()).hexdigest()[:5])
+        return "w-%d" % i
+
+    def host_affixes(self):
+        return ("js-node-0-", ".js") if self.kind == "jobset" else ("w-", "")
+
+    def host(self, i):
+        pre, post = self.host_affixes()
+        return "%s%d%s" % (pre, i, post)
+
+    def shorthand(self, i):
+        if self.kind == "jobset":
+            return {"hostname": "js-node-0-%d" % i, "subdomain": "js",
+                    "owner": "Job/js-node-0",
+                    "labels": {"batch.kubernetes.io/job-name": "js-node-0",
+                               "batch.kubernetes.io/job-completion-index":
+                                   str(i),
+                               "jobset.sigs.k8s.io/jobset-name": "js"}}
+        return {"hostname": "w-%d" % i, "labels": {"role": "worker"}}
+
+    def index_of_request(self, path):
+        # By pod name (/pods/NAME or metadata.name=NAME, the name lookup using
+        # the hostname) or by the completion-index label.
+        m = re.search(r"/pods/(?:w|js-node-0)-(\d+)", path) or re.search(
+            r"metadata\.name(?:%3D|=)(?:w|js-node-0)-(\d+)", path) or \
+            re.search(r"job-completion-index(?:%3D|=)(\d+)", path)
+        return int(m.group(1)) if m else None
+
+
+def host_of_request(line, names):
     # '"GET /api/v1/namespaces/default/pods/w-12 HTTP/1.1" 200 -' or a watch
     # with fieldSelector=metadata.name%3Dw-12.
     m = re.search(r'"[A-Z]+ (\S+) HTTP/1\.1" (\d+)', line)
     if not m or "/_control" in m.group(1):
         return None, None
     path, code = m.group(1), int(m.group(2))
-    m2 = re.search(r"/pods/(w-\d+)", path) or re.search(
-        r"metadata\.name(?:%3D|=)(w-\d+)", path)
-    return (m2.group(1) if m2 else "?"), code
+    i = names.index_of_request(path)
+    return (names.host(i) if i is not None else "?"), code
 
 
 def main():
@@ -153,8 +195,11 @@ def main():
     ap.add_argument("--apf-queue-wait", type=float, default=5.0)
     ap.add_argument("--apf-retry-after", type=int, default=1)
     ap.add_argument("--timeout", default="180s")
+    ap.add_argument("--names", choices=("statefulset", "jobset"),
+                    default="statefulset", help="see Names")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
+    names = Names(args.names)
     d, n = args.dir, args.hosts
     token = open(os.path.join(d, "token")).read().strip()
     procs = []
@@ -164,9 +209,8 @@ def main():
         procs += start_sshds(d, args.sshds)
         ctl = Control(443, os.path.join(d, "ca.crt"), token)
         for i in range(n):
-            ctl.call("PUT", "/_control/pods/default/w-%d" % i, {
-                "phase": "Pending", "podIP": None, "hostname": "w-%d" % i,
-                "labels": {"role": "worker"}})
+            ctl.call("PUT", "/_control/pods/default/" + names.pod(i),
+                     dict(names.shorthand(i), phase="Pending", podIP=None))
         ctl.call("POST", "/_control/stats/reset")
         if args.apf_seats > 0:
             ctl.call("POST", "/_control/apf/reset")
@@ -195,11 +239,12 @@ def main():
         server_cpu0 = cpu_seconds(server.pid)
         t_spawn0 = now_us()
         spawner = subprocess.Popen(
-            ["/bin/sh", "-c", 'n=$1; err=$2; shift 2; i=0\n'
+            ["/bin/sh", "-c", 'n=$1; err=$2; pre=$3; post=$4; shift 4; i=0\n'
              'while [ $i -lt $n ]; do\n'
-             '  "$@" "w-$i" </dev/null >/dev/null 2>>"$err" &\n'
+             '  "$@" "$pre$i$post" </dev/null >/dev/null 2>>"$err" &\n'
              '  i=$((i + 1))\n'
-             'done', "sh", str(n), os.path.join(d, "agents.err")] + argv,
+             'done', "sh", str(n), os.path.join(d, "agents.err"),
+             *names.host_affixes()] + argv,
             env=env, stdin=subprocess.DEVNULL)
         spawner.wait()
         t_spawn1 = now_us()
@@ -234,10 +279,10 @@ def main():
             delay = target - time.monotonic()
             if delay > 0:
                 time.sleep(delay)
-            ctl.call("PUT", "/_control/pods/default/w-%d" % i, {
+            ctl.call("PUT", "/_control/pods/default/" + names.pod(i), {
                 "phase": "Running",
                 "podIP": "127.0.0.%d" % (2 + i % args.sshds), "ready": True})
-            running_at["w-%d" % i] = now_us()
+            running_at[names.host(i)] = now_us()
         t_wave_end = now_us()
         rt.join(timeout=600)
         server_cpu1 = cpu_seconds(server.pid)
@@ -266,7 +311,7 @@ def main():
             continue
         if not started:
             continue
-        host, code = host_of_request(line)
+        host, code = host_of_request(line, names)
         if host is None:
             continue
         per_host[host] += 1
@@ -289,10 +334,11 @@ def main():
             if h in seen_running]
     res = reaped
     failures = sum(1 for r in res if r["rc"] != 0) + (n - len(res))
-    reqs = [per_host.get("w-%d" % i, 0) for i in range(n)]
+    reqs = [per_host.get(names.host(i), 0) for i in range(n)]
     wall = (t_done - t_spawn0) / 1e6
     out = {
-        "hosts": n, "sshds": args.sshds, "wave_s": args.wave,
+        "hosts": n, "names": args.names, "sshds": args.sshds,
+        "wave_s": args.wave,
         "apf_config": apf.get("config"), "apf": apf,
         "spawn_s": (t_spawn1 - t_spawn0) / 1e6,
         "wave_actual_s": (t_wave_end - t_spawn1) / 1e6,
@@ -308,6 +354,8 @@ def main():
         "http_429": codes.get(429, 0),
         "hosts_with_429": len(per_host_429),
         "server_stats_total": stats.get("total"),
+        "requests_unattributed": per_host.get("?", 0),
+        "max_pods_per_answer": stats.get("max_pods_per_answer"),
         "running_to_ssh_ready_ms": {
             "n": len(lat), "p50": percentile(lat, 50),
             "p90": percentile(lat, 90), "p99": percentile(lat, 99),

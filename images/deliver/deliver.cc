@@ -32,10 +32,14 @@ struct Payload {
 
 // Everything the delivery image carries for the user's containers. The
 // binary is world-executable: the user's uid is not known here.
-constexpr std::array<Payload, 3> kPayload = {{
+// ompi-env.sh is for the user's launcher to source before mpirun: under
+// Open MPI 5 it gives the OMPI_MCA_ settings that operators write their
+// PRRTE names, which prterun would otherwise ignore (all ranks local).
+constexpr std::array<Payload, 4> kPayload = {{
     {"k8s-agent", 0755},
     {"openmpi-mca-params.conf", 0644},
     {"prte-mca-params.conf", 0644},
+    {"ompi-env.sh", 0644},
 }};
 
 constexpr int kUsageError = 2;
@@ -125,8 +129,9 @@ int Main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] == '\0' || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: k8s-agent-deliver DIR\n"
-                 "Copies k8s-agent and the Open MPI presets "
-                 "(openmpi-mca-params.conf, prte-mca-params.conf) into DIR,\n"
+                 "Copies k8s-agent, the Open MPI presets "
+                 "(openmpi-mca-params.conf, prte-mca-params.conf) and "
+                 "ompi-env.sh into DIR,\n"
                  "e.g. an emptyDir shared with the pod's other containers; "
                  "then set plm_rsh_agent to DIR/k8s-agent.\n");
     return kUsageError;
@@ -137,8 +142,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "k8s-agent-deliver: %s\n", status.message().c_str());
     return 1;
   }
-  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s, %s)\n",
-              dir.c_str(), kPayload[1].name, kPayload[2].name);
+  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s, %s, %s)\n",
+              dir.c_str(), kPayload[1].name, kPayload[2].name,
+              kPayload[3].name);
   return 0;
 }
 

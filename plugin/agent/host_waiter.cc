@@ -110,46 +110,60 @@ void HostWaiter::Evaluate(TimePoint now) {
     Fail(watcher_->error().WithContext("watching " + PodRef()));
     return;
   }
+  if (finder_) {
+    if (!watcher_ || !watcher_->pod()) {
+      EvaluateFound(now);
+      return;
+    }
+    // A pod named HOST came after all (a StatefulSet's, created late).
+    LogDebug(host_.original + ": pod " + pod_name_ +
+             " appeared; no longer watching pods labelled " + finder_selector_);
+    RetireFinder();
+  }
   const std::optional<kube::Pod>& pod =
       watcher_ ? watcher_->pod() : direct_pod_;
   if (!pod) {
     OnPodAbsent(now);
     return;
   }
+  EvaluatePod(*pod, now);
+}
+
+void HostWaiter::EvaluatePod(const kube::Pod& pod, TimePoint now) {
   gone_at_ = TimePoint::max();
   ended_how_.clear();
   missing_since_ = TimePoint::max();
-  pod_status_trace_.Observe(*pod, host_.original, pod_name_, tracer_);
-  last_controller_ = pod->controller;
-  last_uid_ = pod->uid;
+  pod_status_trace_.Observe(pod, host_.original, pod_name_, tracer_);
+  last_controller_ = pod.controller;
+  last_uid_ = pod.uid;
   // The API server marks a deletion (deletionTimestamp) before the pod
   // goes; without a controller nothing brings a pod of that name back.
-  if (pod->deleting && pod->controller.empty()) {
+  if (pod.deleting && pod.controller.empty()) {
     Fail(BarePodGone("is being deleted"));
     return;
   }
 
-  if (EndedByFatal(*pod, now)) return;
-  if (!pod->unschedulable_reason.empty() && !said_unschedulable_) {
+  if (EndedByFatal(pod, now)) return;
+  if (!pod.unschedulable_reason.empty() && !said_unschedulable_) {
     said_unschedulable_ = true;
     LogWarning(host_.original + ": " + PodRef() + " is " +
-               pod->unschedulable_reason + ": " +
-               Printable(pod->unschedulable_message) +
+               pod.unschedulable_reason + ": " +
+               Printable(pod.unschedulable_message) +
                "; still waiting (an autoscaler may add nodes)");
   }
-  if (!Usable(*pod)) {
+  if (!Usable(pod)) {
     AbortAttempt();
     state_ = State::kWaitingForPod;
-    NoteState(PodSummary(*pod), now);
+    NoteState(PodSummary(pod), now);
     return;
   }
   if (!running_traced_) {
     running_traced_ = true;
-    tracer_->Record(host_.original, pod_name_, "pod_running", pod->pod_ip);
-    LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod->pod_ip +
+    tracer_->Record(host_.original, pod_name_, "pod_running", pod.pod_ip);
+    LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod.pod_ip +
             " after " + FormatDuration(now - started_));
   }
-  Probe(*pod, now);
+  Probe(pod, now);
 }
 
 void HostWaiter::OnPodAbsent(TimePoint now) {
@@ -228,6 +242,11 @@ TimePoint HostWaiter::NextWake() const {
     t = std::min(t, started_ + policy_.api_first_answer_timeout);
   }
   if (watcher_) t = std::min(t, watcher_->NextWake());
+  if (finder_) {
+    t = std::min(t, finder_->NextWake());
+    if (!watcher_) t = std::min(t, NameWatchDue());
+    t = std::min(t, LastResortDue());
+  }
   // Only while probing: a probe abandoned with a retry time in the past
   // (the pod stopped running) would otherwise wake the loop forever.
   if (state_ == State::kProbing || state_ == State::kBackoff) {
@@ -290,6 +309,17 @@ void HostWaiter::OnTimer(TimePoint now) {
     StartWatcher(direct_pod_, watch_from_rv_, now);
   }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
+  if (finder_ && finder_->NextWake() <= now) finder_->OnTimer(now);
+  if (finder_ && !watcher_ && now >= NameWatchDue()) {
+    // No pod is labelled for HOST yet: it may be a pod name still to come.
+    // From the name lookup's version, so no event since then is lost.
+    name_watch_wanted_ = false;
+    StartWatcher(std::nullopt, name_rv_, now);
+  }
+  if (finder_ && now >= LastResortDue()) {
+    ListAsLastResort(now);
+    return;
+  }
   if (probe_.OnTimer(now)) {
     OnProbeSettled(now);
     if (done()) return;
@@ -302,23 +332,30 @@ void HostWaiter::OnTimer(TimePoint now) {
   if (missing_since_ != TimePoint::max() && !said_missing_ &&
       now - missing_since_ >= policy_.not_found_grace) {
     said_missing_ = true;
-    if (const kube::ApiHealth* api = TroubledApi()) {
-      // Not "is the name right?": nobody could say whether it exists.
-      LogWarning(host_.original + ": " + PodRef() + " not seen after " +
-                 FormatDuration(now - started_) + ": " + api->Describe(now) +
-                 "; still waiting");
-    } else {
-      LogWarning(host_.original + ": " + PodRef() +
-                 " does not exist yet after " + FormatDuration(now - started_) +
-                 "; still waiting (is the name right?" + EmptyNamespaceHint() +
-                 ")");
-    }
+    WarnMissing(now);
   }
   MaybeProgress(now);
   Evaluate(now);
 }
 
 // ---- Messages ---------------------------------------------------------------
+
+void HostWaiter::WarnMissing(TimePoint now) {
+  std::string after = " after " + FormatDuration(now - started_);
+  std::string none = "no pod named " + host_.pod_name + " or labelled " +
+                     finder_selector_ + " in namespace " + policy_.ns;
+  if (const kube::ApiHealth* api = TroubledApi()) {
+    // Not "is the name right?": nobody could say whether it exists.
+    LogWarning(host_.original + ": " +
+               (finder_ ? none + " seen" : PodRef() + " not seen") + after +
+               ": " + api->Describe(now) + "; still waiting");
+    return;
+  }
+  LogWarning(host_.original + ": " +
+             (finder_ ? none + " exists" : PodRef() + " does not exist") +
+             " yet" + after + "; still waiting (is the name right?" +
+             EmptyNamespaceHint() + ")");
+}
 
 void HostWaiter::NoteState(const std::string& summary, TimePoint now) {
   if (summary == summary_) return;
@@ -367,8 +404,10 @@ std::string HostWaiter::Describe(TimePoint now) const {
 }
 
 const kube::ApiHealth* HostWaiter::TroubledApi() const {
-  return kube::ApiHealth::Worst(&api_health_,
-                                watcher_ ? &watcher_->api_health() : nullptr);
+  const kube::ApiHealth* worst = kube::ApiHealth::Worst(
+      &api_health_, watcher_ ? &watcher_->api_health() : nullptr);
+  return kube::ApiHealth::Worst(worst,
+                                finder_ ? &finder_->api_health() : nullptr);
 }
 
 void HostWaiter::RetireCall() {
@@ -379,6 +418,11 @@ void HostWaiter::RetireCall() {
 
 void HostWaiter::RetireWatcher() {
   if (watcher_) retired_watchers_.push_back(std::move(watcher_));
+  RetireFinder();
+}
+
+void HostWaiter::RetireFinder() {
+  if (finder_) retired_watchers_.push_back(std::move(finder_));
 }
 
 void HostWaiter::Fail(const Status& why) {

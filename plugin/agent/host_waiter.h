@@ -7,12 +7,14 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "plugin/agent/fatal_reasons.h"
 #include "plugin/agent/host_name.h"
 #include "plugin/agent/pod_status_trace.h"
+#include "plugin/agent/pod_target.h"
 #include "plugin/agent/ssh_probe.h"
 #include "plugin/agent/trace.h"
 #include "plugin/base/backoff.h"
@@ -48,6 +50,12 @@ struct WaitPolicy {
   /// the pod IP) could otherwise hide a new IP, Failed or a deletion until
   /// ConnectTimeout.
   Duration probe_watch_after = std::chrono::seconds(1);
+  /// A HOST of a Job's hostname grammar that no labelled pod answers yet
+  /// may still be a pod name to come (a StatefulSet's pod created late):
+  /// watch that name too after this long. The watch cache answers a
+  /// label-selected watch with the pods it holds at once, so an existing
+  /// Job pod is found well before and the watch is never made.
+  Duration name_watch_after = std::chrono::seconds(1);
   /// A deleted pod that its controller (a StatefulSet, a Job) does not
   /// recreate within this long is gone. A pod no controller owns fails as
   /// soon as its deletion shows.
@@ -67,7 +75,10 @@ struct WaitPolicy {
 /// One host's wait, driven by the event loop.
 ///
 ///   kResolving --LIST name=HOST finds it-----------+
-///       | none: LIST, match spec.hostname          |
+///       | none, HOST is <job>-<index>: WATCH the   |
+///       |   pods labelled for it (_find.cc)        |
+///       | none, any other HOST: LIST the namespace,|
+///       |   match spec.hostname                    |
 ///       v                                          v
 ///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
 ///       | Running + IP (+ Ready)                   |
@@ -84,6 +95,9 @@ struct WaitPolicy {
 ///   meanwhile: a Job's replacement has a new name), RBAC/TLS errors, host
 ///   key mismatch, auth rejected, or the overall timeout (the message names
 ///   the last state seen).
+///
+///   A Job's hostname found by its labels needs none of that: the Failed
+///   attempt, a deletion and the retry all show on the one labelled watch.
 ///
 ///   Several pods with HOST's hostname or IP: live ones win (PickTarget).
 ///   A controlled pod found by spec.hostname that turns Failed/Succeeded,
@@ -139,6 +153,28 @@ class HostWaiter : public Pollable {
   bool Answered(const Status& status, TimePoint now);
   void OnLookupDone(StatusOr<kube::PodList> list);
   void OnListDone(StatusOr<kube::PodList> list);
+  // HOST is no pod name (yet) and fits a Job's hostname grammar: watch the
+  // pods labelled for it from the watch cache's current state (rv 0: what
+  // it holds arrives as ADDED, so lookup and watch are one request).
+  void StartFinder(std::string selector, const std::string& name_rv,
+                   TimePoint now);
+  // Evaluate's step while the finder is the source: the live pod it holds
+  // is the target; only ended ones, or none, wait for the Job.
+  void EvaluateFound(TimePoint now);
+  void FollowFound(const kube::Pod& pod,
+                   const std::vector<const kube::Pod*>& passed_over,
+                   TimePoint now);
+  void WaitForFound(const kube::Pod* ended, TimePoint now);
+  // The finder saw nothing for not_found_grace: one namespace-wide LIST
+  // for spec.hostname (Kubernetes before 1.28 labels no completion index).
+  void ListAsLastResort(TimePoint now);
+  // When the name watch / the last-resort LIST are due: counted from when
+  // the finder's watch was first answered, so a request still queued or
+  // refused by API priority and fairness brings no second one.
+  TimePoint NameWatchDue() const;
+  TimePoint LastResortDue() const;
+  void OnLastResortListed(const TargetPick& pick, const std::string& rv,
+                          TimePoint now);
   // The listed pod HOST resolved to (`passed_over`: the ended or deleting
   // ones that matched too, logged): follow it from the list's version.
   void FollowListed(const kube::Pod& target,
@@ -164,6 +200,8 @@ class HostWaiter : public Pollable {
   void StartWatcher(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
   void Evaluate(TimePoint now);
+  // Evaluate's step for the pod that is the target now.
+  void EvaluatePod(const kube::Pod& pod, TimePoint now);
   // Evaluate's step for no pod: deleted (fail, look for a replacement or
   // wait for one) or not created yet.
   void OnPodAbsent(TimePoint now);
@@ -184,10 +222,14 @@ class HostWaiter : public Pollable {
   // Reacts to the probe having settled (ready, backing off, failed).
   void OnProbeSettled(TimePoint now);
   void NoteState(const std::string& summary, TimePoint now);
+  // Once, after not_found_grace: the pod does not exist (or the API is down).
+  void WarnMissing(TimePoint now);
   void MaybeProgress(TimePoint now);
   void Fail(const Status& why);
   void RetireCall();
+  // Retires the name watcher and the finder.
   void RetireWatcher();
+  void RetireFinder();
   std::string Describe(TimePoint now) const;
   // " namespace ns holds no pods at all: ..." or "" (see namespace_empty_).
   std::string EmptyNamespaceHint() const;
@@ -222,6 +264,19 @@ class HostWaiter : public Pollable {
   // The namespace-wide lookup found no pod at all: the namespace (or the
   // selector) may be wrong, not just the name.
   bool namespace_empty_ = false;
+
+  // Finding a Job's pod by its labels (StartFinder).
+  std::unique_ptr<kube::PodWatcher> finder_;
+  std::string finder_selector_;
+  std::string found_name_;                  // The finder's live pod used last.
+  std::set<std::string> passed_over_said_;  // Ended pods named at -v.
+  std::string name_rv_;  // The name lookup's version, for a late watch.
+  // No pod found by the finder yet (nor an ended one): a late pod named
+  // HOST is still possible.
+  bool name_watch_wanted_ = false;
+  bool finder_matched_ = false;      // It showed a pod with HOST's hostname.
+  bool last_resort_ = false;         // The LIST in flight is that.
+  bool last_resort_listed_ = false;  // Once per host.
 
   // Following the pod.
   std::unique_ptr<kube::PodWatcher> watcher_;

@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "plugin/agent/hostname_labels.h"
 #include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
@@ -107,8 +108,17 @@ void HostWaiter::OnLookupDone(StatusOr<kube::PodList> list) {
     return;
   }
   // Not created yet, or HOST is a hostname rather than a pod name
-  // (Indexed Jobs, JobSet): one LIST answers both and yields the
-  // resourceVersion to watch from.
+  // (Indexed Jobs, JobSet). A Job's hostname is found among the few pods
+  // labelled for it; any other hostname costs a namespace-wide LIST.
+  std::string selector = HostnameLabelSelector(host_, policy_.label_selector);
+  if (!selector.empty()) {
+    StartFinder(std::move(selector), list->resource_version, now);
+    return;
+  }
+  LogDebug(host_.original + ": no pod is named " + pod_name_ +
+           " and no controller's hostname grammar fits it; listing every "
+           "pod in namespace " +
+           policy_.ns + " for spec.hostname " + pod_name_);
   listed_ = kube::PodList();
   List(now);
 }
@@ -130,6 +140,10 @@ void HostWaiter::OnListDone(StatusOr<kube::PodList> list) {
   namespace_empty_ = all.items.empty();
   bool by_ip = host_.kind == HostName::Kind::kIp;
   TargetPick pick = PickTarget(host_, all.items, gone_uid_);
+  if (last_resort_) {
+    OnLastResortListed(pick, all.resource_version, now);
+    return;
+  }
   if (pick.live.size() > 1) {
     Fail(SeveralPodsMatch(pick.live));
     return;

@@ -140,11 +140,12 @@ class KubeClient::BufferedCall : public HttpCall, public HttpSink {
 class KubeClient::WatchCall : public HttpCall, public HttpSink {
  public:
   WatchCall(KubeClient* client, std::string ns, EventCallback on_event,
-            EndCallback end)
+            EndCallback end, std::function<void()> on_open)
       : client_(client),
         ns_(std::move(ns)),
         on_event_(std::move(on_event)),
-        end_(std::move(end)) {}
+        end_(std::move(end)),
+        on_open_(std::move(on_open)) {}
   ~WatchCall() override {
     *alive_ = false;
     inner_.reset();
@@ -157,6 +158,7 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
     client_->answered_ = true;
     http_status_ = http_status;
     headers_ = headers;
+    if (http_status == 200 && on_open_) on_open_();
   }
   void OnData(std::string_view bytes) override {
     if (finished_) return;
@@ -234,6 +236,7 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
   std::string ns_;
   EventCallback on_event_;
   EndCallback end_;
+  std::function<void()> on_open_;
   WatchDecoder decoder_;
   int http_status_ = 0;
   std::map<std::string, std::string> headers_;
@@ -356,7 +359,7 @@ ApiCall KubeClient::WatchPods(const std::string& ns,
                            options.ping_timeout)
                            .count());
   auto call = std::make_unique<WatchCall>(this, ns, std::move(on_event),
-                                          std::move(end));
+                                          std::move(end), options.on_open);
   ++requests_;
   call->set_inner(transport_->Start(request, call.get()));
   return call;

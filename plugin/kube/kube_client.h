@@ -42,6 +42,9 @@ struct WatchOptions {
   /// HTTP/2 liveness of the watch's connection (HttpRequest::ping_after_ms).
   Duration ping_after{};
   Duration ping_timeout{};
+  /// Runs when the server answers 200: the watch is open (admitted, not
+  /// queued or refused), whether or not any event follows.
+  std::function<void()> on_open;
 };
 
 /// An API call in flight; destroying it cancels the call and its callbacks.

@@ -64,6 +64,7 @@ void PodWatcher::Start(std::optional<Pod> initial,
   fresh_from_list_ = false;
   consistent_list_ = false;
   failed_watches_ = 0;
+  first_open_at_ = TimePoint::max();
   resource_version_ = resource_version;
   if (resource_version_.empty()) {
     StartList(now);
@@ -152,6 +153,9 @@ void PodWatcher::StartWatch(TimePoint now) {
   // client-go's 30 s and 15 s) at no cost to the API server.
   options.ping_after = watch_idle_timeout_ / 3;
   options.ping_timeout = watch_idle_timeout_ / 6;
+  options.on_open = [this] {
+    if (first_open_at_ == TimePoint::max()) first_open_at_ = clock_->Now();
+  };
   call_ = client_->WatchPods(
       ns_, options, [this](const WatchEvent& event) { OnWatchEvent(event); },
       [this](const Status& status) { OnWatchEnd(status); });
@@ -385,10 +389,10 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
 }
 
 void PodWatcher::BackOff(const Status& why, Duration delay, TimePoint now) {
-  // A 403 that is retried, or a malformed answer (an HTML page), is
-  // unusual enough to say at -v; routine reconnects only at -vv.
-  bool news =
-      why.code() == Code::kPermissionDenied || why.code() == Code::kInternal;
+  // A 403 retried while RBAC catches up is unusual enough to say at -v;
+  // routine reconnects only at -vv. (A malformed answer never gets here:
+  // the policy fails it at once.)
+  bool news = why.code() == Code::kPermissionDenied;
   Log(news ? LogLevel::kInfo : LogLevel::kDebug,
       Describe() + ": " + why.ToString() + "; retrying in " +
           FormatDuration(delay));

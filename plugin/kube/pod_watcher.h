@@ -92,6 +92,10 @@ class PodWatcher : public Pollable {
   const ApiHealth& api_health() const { return api_health_; }
   /// Counts for progress messages and tests.
   int watches_started() const { return watches_started_; }
+  /// When the server first answered a watch of this Start() with 200
+  /// (max until then): from here silence means no matching pod, not a
+  /// request still queued or refused by API priority and fairness.
+  TimePoint first_open_at() const { return first_open_at_; }
   int lists_started() const { return lists_started_; }
 
   // Pollable: only timers (backoff); I/O belongs to the transport.
@@ -175,6 +179,7 @@ class PodWatcher : public Pollable {
   // The next list must be a quorum read: a cached list's RV was refused.
   bool consistent_list_ = false;
   TimePoint retry_at_ = TimePoint::max();
+  TimePoint first_open_at_ = TimePoint::max();
   int watches_started_ = 0;
   int lists_started_ = 0;
   ApiCall call_;

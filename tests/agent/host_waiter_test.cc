@@ -135,58 +135,244 @@ TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheListsVersion) {
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
-TEST_F(HostWaiterTest, PodNotCreatedYetCostsListListWatch) {
-  // Given no pod of that name, expect a LIST for hostname matches (from
-  // the cache), then WATCH from that list's version: 3 calls in all.
+TEST_F(HostWaiterTest, PodNotCreatedYetCostsListAndTwoWatches) {
+  // Given no pod named w-9 (a StatefulSet's, created late), expect the
+  // watch of the pods a Job would label for hostname w-9 (from the cache's
+  // state: rv 0), and a second later the watch by name from the lookup's
+  // version, which sees the pod come: 3 calls, both watches ended once
+  // ready.
   ssh_.Succeed();
   HostWaiter& w = Make("w-9");
   http_.Respond(0, 200, List({}, "76"));
   ASSERT_EQ(http_.size(), 2u);
-  EXPECT_THAT(Path(1), HasSubstr("/api/v1/namespaces/default/pods?"));
-  EXPECT_THAT(Path(1), Not(HasSubstr("fieldSelector")));
-  EXPECT_THAT(Path(1), HasSubstr("resourceVersion=0"));
-  http_.Respond(1, 200, List({}, "77"));
-  ASSERT_EQ(http_.size(), 3u);
-  EXPECT_THAT(Path(2), HasSubstr("resourceVersion=77"));
+  EXPECT_EQ(kube::QueryParam(http_.request(1), "labelSelector"),
+            "batch.kubernetes.io%2Fjob-name%3Dw%2C"
+            "batch.kubernetes.io%2Fjob-completion-index%3D9");
+  EXPECT_EQ(kube::QueryParam(http_.request(1), "resourceVersion"), "0");
+  EXPECT_EQ(kube::QueryParam(http_.request(1), "watch"), "true");
+  http_.Headers(1, 200);
   EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(milliseconds(999));
+  EXPECT_EQ(http_.size(), 2u);
+  Advance(milliseconds(1));
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Dw-9"));
+  EXPECT_EQ(kube::QueryParam(http_.request(2), "resourceVersion"), "76");
   http_.Headers(2, 200);
   http_.Data(
       2,
       Event("ADDED",
             {.name = "w-9", .phase = "Running", .ip = "10.0.0.9", .rv = "78"}));
   EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "w-9");
   EXPECT_EQ(http_.size(), 3u);
+  std::vector<pollfd> fds;
+  w.CollectFds(&fds);
+  EXPECT_TRUE(http_.cancelled(1));
+  EXPECT_TRUE(http_.cancelled(2));
 }
 
 TEST_F(HostWaiterTest, LookupAnsweredWithAnotherPodIsNotTakenForIt) {
   // Given a name lookup that returns some other pod (a server or proxy that
   // ignores the field selector), expect it not to count as w-0: the wait
-  // goes on to the hostname LIST, and no SSH attempt is made to that pod.
+  // goes on to the labelled watch, and no SSH attempt is made to that pod.
   ssh_.Succeed();
   HostWaiter& w = Make("w-0");
   http_.Respond(0, 200,
                 Found({.name = "w-9", .phase = "Running", .ip = "10.0.0.9"}));
-  EXPECT_EQ(w.state(), State::kResolving);
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
   ASSERT_EQ(http_.size(), 2u);
   EXPECT_THAT(Path(1), Not(HasSubstr("fieldSelector")));
+  EXPECT_THAT(Path(1), HasSubstr("watch=true"));
   EXPECT_TRUE(ssh_.attempts.empty());
 }
 
-TEST_F(HostWaiterTest, HostnameMatchesSpecHostname) {
-  // Given an Indexed Job pod named job-0-abcde with spec.hostname job-0,
-  // expect HOST job-0 to resolve to it.
+TEST_F(HostWaiterTest, HostnameOfNoGrammarIsMatchedByANamespaceList) {
+  // Given a pod named trainer-abcde with spec.hostname trainer (a Job's
+  // pod template sets it), expect HOST trainer, which no controller's
+  // hostname grammar fits, to be matched by a namespace-wide LIST.
   ssh_.Succeed();
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   http_.Respond(0, 200, List({}, "4"));
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_EQ(kube::QueryParam(http_.request(1), "labelSelector"), "");
+  EXPECT_EQ(kube::QueryParam(http_.request(1), "watch"), "");
   http_.Respond(1, 200,
-                List({{.name = "job-0-abcde",
+                List({{.name = "trainer-abcde",
                        .phase = "Running",
                        .ip = "10.0.0.3",
-                       .hostname = "job-0"},
+                       .hostname = "trainer"},
                       {.name = "job-1-xyz", .hostname = "job-1"}},
                      "5"));
   EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "trainer-abcde");
+}
+
+// ---- A Job's hostname: the labelled watch ----------------------------------
+
+// An Indexed Job's pods for index 0 of Job "job", as the Job controller
+// names and labels them (Kubernetes 1.28+).
+PodSpec JobPod(const std::string& name, PodSpec p = {}) {
+  p.name = name;
+  p.hostname = "job-0";
+  p.controller = "Job/job";
+  p.labels = {{"batch.kubernetes.io/job-name", "job"},
+              {"batch.kubernetes.io/job-completion-index", "0"}};
+  return p;
+}
+
+TEST_F(HostWaiterTest, JobHostnameIsFoundByTheLabelledWatchInTwoCalls) {
+  // Given HOST job-0.job (a JobSet's or Indexed Job's hostname with its
+  // subdomain) and its Pending pod job-0-abcde, expect the name lookup,
+  // then one watch of the pods labelled for Job "job" index 0 that finds
+  // it and follows it to Running: 2 calls, no namespace-wide LIST.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0.job");
+  http_.Respond(0, 200, List({}, "40"));
+  ASSERT_EQ(http_.size(), 2u);
+  http_.Headers(1, 200);
+  PodSpec pending = JobPod("job-0-abcde", {.rv = "30"});
+  pending.subdomain = "job";
+  http_.Data(1, Event("ADDED", pending));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
   EXPECT_EQ(w.pod_name(), "job-0-abcde");
+  Advance(seconds(5));  // No name watch: the pod was found.
+  EXPECT_EQ(http_.size(), 2u);
+  PodSpec running = pending;
+  running.phase = "Running";
+  running.ip = "10.0.0.4";
+  running.rv = "41";
+  http_.Data(1, Event("MODIFIED", running));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.4");
+  EXPECT_EQ(http_.size(), 2u);
+}
+
+TEST_F(HostWaiterTest, NameWatchWaitsUntilTheLabelledWatchIsAnswered) {
+  // Given the labelled watch not answered yet (queued by API priority and
+  // fairness, or refused with 429 and retried), expect no name watch
+  // beside it: only a second after the server answered does silence mean
+  // that no Job pod has HOST's hostname.
+  HostWaiter& w = Make("w-3");
+  http_.Respond(0, 200, List({}, "40"));
+  ASSERT_EQ(http_.size(), 2u);
+  Advance(seconds(5));
+  EXPECT_EQ(http_.size(), 2u);
+  http_.Headers(1, 200);
+  Advance(milliseconds(999));
+  EXPECT_EQ(http_.size(), 2u);
+  Advance(milliseconds(1));
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Dw-3"));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+}
+
+TEST_F(HostWaiterTest, JobsFailedAttemptIsPassedOverForItsRetryOnOneWatch) {
+  // Given the Failed first attempt of index 0, expect a wait for the Job's
+  // retry on the same watch (no further call), then the retry used.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("ADDED", JobPod("job-0-aaaaa", {.phase = "Failed",
+                                                      .rv = "20",
+                                                      .terminated = "Error"})));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(10));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  http_.Data(1, Event("ADDED", JobPod("job-0-bbbbb", {.phase = "Running",
+                                                      .ip = "10.0.0.6",
+                                                      .rv = "42"})));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-bbbbb");
+  EXPECT_EQ(http_.size(), 2u);
+}
+
+TEST_F(HostWaiterTest, JobNotRetryingFailsAfterGraceNamingTheFailedAttempt) {
+  // Given only the Failed attempt and no retry (backoffLimit reached),
+  // expect failure after replacement_grace naming the pod and its reason.
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(30);
+  HostWaiter& w = Make("job-0", policy);
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("ADDED", JobPod("job-0-aaaaa", {.phase = "Failed",
+                                                      .rv = "20",
+                                                      .terminated = "Error"})));
+  Advance(seconds(29));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(1));
+  ASSERT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("pod default/job-0-aaaaa is Failed; container main "
+                        "Error (exit code 1); no replacement with hostname "
+                        "job-0 appeared within 30.0s"));
+  EXPECT_EQ(http_.size(), 2u);
+}
+
+TEST_F(HostWaiterTest, TwoLiveJobPodsForOneHostnameAreAnError) {
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("ADDED", JobPod("job-0-bbbbb", {.rv = "21"})) +
+                    Event("ADDED", JobPod("job-0-ccccc", {.rv = "22"})));
+  ASSERT_EQ(w.state(), State::kFailed);
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("matches 2 pods in namespace default: job-0-bbbbb, "
+                        "job-0-ccccc"));
+}
+
+TEST_F(HostWaiterTest, JobPodDeletedIsWaitedForOnTheSameWatch) {
+  // Given the followed Job pod deleted, expect its replacement awaited on
+  // the same watch and used; nothing is listed again.
+  ssh_.Succeed();
+  HostWaiter& w = Make("job-0");
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  http_.Data(1, Event("ADDED", JobPod("job-0-aaaaa", {.rv = "21"})));
+  http_.Data(1, Event("DELETED", JobPod("job-0-aaaaa", {.rv = "22"})));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
+  Advance(seconds(5));
+  http_.Data(1, Event("ADDED", JobPod("job-0-bbbbb", {.phase = "Running",
+                                                      .ip = "10.0.0.7",
+                                                      .rv = "23"})));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-bbbbb");
+  EXPECT_EQ(http_.size(), 2u);
+}
+
+TEST_F(HostWaiterTest, UnlabelledJobPodIsFoundByTheLastResortList) {
+  // Given a cluster older than 1.28 (a Job's pods carry no completion
+  // index label), expect the labelled watch and the name watch to see
+  // nothing, then after not_found_grace one namespace-wide LIST that finds
+  // the pod by spec.hostname, followed by name from there.
+  ssh_.Succeed();
+  WaitPolicy policy;
+  policy.not_found_grace = seconds(10);
+  HostWaiter& w = Make("job-0", policy);
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  Advance(seconds(1));
+  ASSERT_EQ(http_.size(), 3u);  // The name watch.
+  http_.Headers(2, 200);
+  for (int i = 0; i < 9; ++i) Advance(seconds(1));
+  ASSERT_EQ(http_.size(), 4u);
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "labelSelector"), "");
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "watch"), "");
+  http_.Respond(3, 200,
+                List({{.name = "job-0-abcde",
+                       .phase = "Running",
+                       .ip = "10.0.0.8",
+                       .hostname = "job-0",
+                       .controller = "Job/job"}},
+                     "45"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-abcde");
+  std::vector<pollfd> fds;
+  w.CollectFds(&fds);
+  EXPECT_TRUE(http_.cancelled(1));
+  EXPECT_TRUE(http_.cancelled(2));
 }
 
 TEST_F(HostWaiterTest, IpLiteralMatchesPodIpAndAmbiguityIsAnError) {
@@ -405,16 +591,16 @@ TEST_F(HostWaiterTest, ControlledPodTerminatingThenDeletedWaitsForReplacement) {
 }
 
 TEST_F(HostWaiterTest, JobPodFoundByHostnameIsFollowedToItsReplacement) {
-  // Given HOST job-0 resolved by spec.hostname to a Job's pod, when that
+  // Given HOST trainer resolved by spec.hostname to a Job's pod, when that
   // pod is deleted, expect HOST resolved again (the replacement has a new
   // name): a list that finds only the terminating pod, a later one that
   // finds the new pod, then SSH to its IP.
   ssh_.Succeed();
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   PodSpec old{.name = "job-0-abcde",
               .uid = "uid-1",
               .rv = "4",
-              .hostname = "job-0",
+              .hostname = "trainer",
               .controller = "Job/job"};
   http_.Respond(0, 200, List({}, "5"));
   http_.Respond(1, 200, List({old}, "5"));
@@ -437,7 +623,7 @@ TEST_F(HostWaiterTest, JobPodFoundByHostnameIsFollowedToItsReplacement) {
                        .ip = "10.0.0.9",
                        .uid = "uid-2",
                        .rv = "8",
-                       .hostname = "job-0",
+                       .hostname = "trainer",
                        .controller = "Job/job"}},
                      "9"));
   EXPECT_EQ(w.state(), State::kReady);
@@ -448,9 +634,9 @@ TEST_F(HostWaiterTest, JobPodFoundByHostnameIsFollowedToItsReplacement) {
 TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
   WaitPolicy policy;
   policy.replacement_grace = seconds(30);
-  HostWaiter& w = Make("job-0", policy);
+  HostWaiter& w = Make("trainer", policy);
   PodSpec old{
-      .name = "job-0-abcde", .hostname = "job-0", .controller = "Job/j"};
+      .name = "job-0-abcde", .hostname = "trainer", .controller = "Job/j"};
   http_.Respond(0, 200, List({}, "5"));
   http_.Respond(1, 200, List({old}, "5"));
   http_.Headers(2, 200);
@@ -470,11 +656,11 @@ TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
 // ---- A retried index: terminal pods next to live ones (issue 25) ---------
 
 // An Indexed Job's pods for index 0: the Failed first attempt and its
-// replacement share spec.hostname job-0.
+// replacement share spec.hostname trainer.
 const PodSpec kFailedAttempt{.name = "job-0-aaaaa",
                              .phase = "Failed",
                              .uid = "uid-a",
-                             .hostname = "job-0",
+                             .hostname = "trainer",
                              .controller = "Job/job",
                              .terminated = "Error",
                              .created = "2026-12-01T10:00:00Z"};
@@ -483,19 +669,19 @@ PodSpec Retry(const std::string& phase, const std::string& ip = "") {
           .phase = phase,
           .ip = ip,
           .uid = "uid-b",
-          .hostname = "job-0",
+          .hostname = "trainer",
           .controller = "Job/job",
           .created = "2026-12-01T10:00:05Z"};
 }
 
 TEST_F(HostWaiterTest, FailedAttemptNextToARunningRetryUsesTheRetry) {
-  // Given HOST job-0 matching a Failed pod and a Running one by hostname,
+  // Given HOST trainer matching a Failed pod and a Running one by hostname,
   // expect the Running pod used (not "matches 2 pods"), and -v naming the
   // Failed pod that was passed over.
   ssh_.Succeed();
   SetLogLevel(LogLevel::kInfo);
   std::string log = CaptureLog([&] {
-    Make("job-0");
+    Make("trainer");
     http_.Respond(0, 200, List({}, "4"));
     http_.Respond(1, 200,
                   List({kFailedAttempt, Retry("Running", "10.0.0.4")}, "5"));
@@ -510,7 +696,7 @@ TEST_F(HostWaiterTest, FailedAttemptNextToAPendingRetryWaitsForTheRetry) {
   // Given a Failed pod and a Pending one sharing the hostname, expect a
   // watch of the Pending pod, and SSH once it runs.
   ssh_.Succeed();
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   http_.Respond(0, 200, List({}, "4"));
   http_.Respond(1, 200, List({kFailedAttempt, Retry("Pending")}, "5"));
   EXPECT_EQ(w.state(), State::kWaitingForPod);
@@ -530,7 +716,7 @@ TEST_F(HostWaiterTest, OnlyAFailedJobPodWaitsForTheReplacement) {
   // Given only the Failed attempt (a Job owns it), expect no failure but
   // HOST looked up again after a backoff, then the replacement used.
   ssh_.Succeed();
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   http_.Respond(0, 200, List({}, "4"));
   http_.Respond(1, 200, List({kFailedAttempt}, "5"));
   EXPECT_EQ(w.state(), State::kResolving);
@@ -552,7 +738,7 @@ TEST_F(HostWaiterTest,
   // Failed pod, why it failed, and the wait.
   WaitPolicy policy;
   policy.replacement_grace = seconds(30);
-  HostWaiter& w = Make("job-0", policy);
+  HostWaiter& w = Make("trainer", policy);
   http_.Respond(0, 200, List({}, "4"));
   TimePoint t0 = clock_.Now();
   for (int i = 0; i < 100 && !w.done(); ++i) {
@@ -567,7 +753,7 @@ TEST_F(HostWaiterTest,
               StatusIs(Code::kFailedPrecondition,
                        "pod default/job-0-aaaaa is Failed; container main "
                        "Error (exit code 1); no replacement with hostname "
-                       "job-0 appeared within 30.0s"));
+                       "trainer appeared within 30.0s"));
   EXPECT_THAT(w.status().message(), HasSubstr("Job/job"));
   EXPECT_LE(http_.size(), 15u) << "polls with backoff, not in a loop";
 }
@@ -575,7 +761,7 @@ TEST_F(HostWaiterTest,
 TEST_F(HostWaiterTest, BareTerminalPodsFailAtOnceNamingTheNewest) {
   // Given two Failed bare pods sharing the hostname (nothing replaces a
   // bare pod), expect an immediate failure naming the newer one.
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   http_.Respond(0, 200, List({}, "4"));
   PodSpec older = kFailedAttempt;
   older.controller = "";
@@ -595,7 +781,7 @@ TEST_F(HostWaiterTest, FollowedJobPodThatFailsIsReplaced) {
   // turns Failed, expect HOST resolved again (as after a deletion) rather
   // than a failure, and the replacement used.
   ssh_.Succeed();
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   PodSpec first = kFailedAttempt;
   first.phase = "Pending";
   first.terminated = "";
@@ -619,7 +805,7 @@ TEST_F(HostWaiterTest, FollowedJobPodThatFailsIsReplaced) {
 TEST_F(HostWaiterTest, TwoLivePodsAreStillAmbiguousBesideAFailedOne) {
   // Given two Running pods and a Failed one sharing the hostname, expect
   // the ambiguity error counting and naming only the live two.
-  HostWaiter& w = Make("job-0");
+  HostWaiter& w = Make("trainer");
   http_.Respond(0, 200, List({}, "4"));
   PodSpec other = Retry("Running", "10.0.0.5");
   other.name = "job-0-ccccc";
@@ -830,15 +1016,16 @@ TEST_F(HostWaiterTest, SlowLookupSaysNoAnswerYetNotThatThePodIsMissing) {
   // to say the API server has not answered yet, never "does not exist
   // yet" before any answer; then, after the answer (no pod at all in the
   // namespace), the not-found hint after not_found_grace names the
-  // namespace.
-  HostWaiter& w = Make("w-0");
+  // namespace. (HOST is no pod name and fits no Job grammar: the second
+  // call is a namespace-wide LIST.)
+  HostWaiter& w = Make("launcher");
   std::string log = CaptureLog([&] {
     SetLogLevel(LogLevel::kWarning);
     for (int i = 0; i < 25; ++i) Advance(seconds(1));
     SetLogLevel(LogLevel::kError);
   });
   EXPECT_THAT(log, Not(HasSubstr("does not exist")));
-  EXPECT_THAT(log, HasSubstr("waiting for pod default/w-0: no answer yet "
+  EXPECT_THAT(log, HasSubstr("waiting for pod default/launcher: no answer yet "
                              "from the API server (5.0s)"));
   ASSERT_EQ(http_.size(), 1u);
   http_.Respond(0, 200, List({}, "500"));

@@ -163,9 +163,9 @@ if p is not None:
     delivery, dests = p
     check(delivery["base"] == "scratch", f"{where}: FROM scratch (nothing but the payload)")
     check(not any(w == "RUN" for w, _ in delivery["instrs"]), f"{where}: no RUN")
-    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "openmpi-mca-params.conf",
+    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "ompi-env.sh", "openmpi-mca-params.conf",
                             "prte-mca-params.conf"] and all(d == "/" + s for s, d in dests.items()),
-          f"{where}: the agent, the copier and the presets at the image root")
+          f"{where}: the agent, the copier, the presets and ompi-env.sh at the image root")
     entry = [json.loads(r) for w, r in delivery["instrs"] if w == "ENTRYPOINT"]
     check(entry == [["/k8s-agent-deliver"]], f"{where}: ENTRYPOINT is the copier")
     users = [r for w, r in delivery["instrs"] if w == "USER"]

@@ -78,7 +78,9 @@ Test controls (bearer token required; not counted in stats, never faulted):
   GET    /_control/stats   {"requests": {"GET /api/v1/.../pods/w0": 3,
          "LIST /api/v1/namespaces/default/pods": 1, "WATCH ...": 1}, "total": N,
          "quorum_lists": N (LISTs not served "from the cache": no
-         resourceVersion=0), "expired_watches": N (watches answered 410)}
+         resourceVersion=0), "expired_watches": N (watches answered 410),
+         "max_pods_per_answer": N (the most pods one LIST page or one
+         watch's initial ADDED events carried)}
   POST   /_control/stats/reset
 """
 
@@ -149,6 +151,7 @@ class State:
         self.total = 0
         self.quorum_lists = 0
         self.expired_watches = 0
+        self.max_pods_per_answer = 0  # One LIST page or a watch's initial ADDED.
         self.watch_flags = {}    # id -> {"drop": bool} of open watches
 
     # --- pods -------------------------------------------------------------
@@ -816,6 +819,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pods = pods[start:start + limit]
         else:
             pods = pods[start:]
+        with self.state.cond:
+            self.state.max_pods_per_answer = max(
+                self.state.max_pods_per_answer, len(pods))
         if self.wants_table():
             return self.send_json(200, table(pods, rv, cont))
         metadata = {"resourceVersion": str(rv)}
@@ -886,6 +892,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 last = st.rv
                 initial = [("ADDED", copy.deepcopy(p), st.rv)
                            for _, p in sorted(st.pods.items()) if matches(p)]
+                st.max_pods_per_answer = max(st.max_pods_per_answer,
+                                             len(initial))
             else:
                 last = start_rv
                 initial = []
@@ -989,7 +997,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                             "total": st.total,
                                             "quorum_lists": st.quorum_lists,
                                             "expired_watches":
-                                                st.expired_watches})
+                                                st.expired_watches,
+                                            "max_pods_per_answer":
+                                                st.max_pods_per_answer})
         if parts[:1] == ["apf"] and self.server.apf is not None:
             if method == "POST" and parts[1:] == ["reset"]:
                 self.server.apf.reset()
@@ -999,6 +1009,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 st.stats.clear()
                 st.total = 0
                 st.quorum_lists = st.expired_watches = 0
+                st.max_pods_per_answer = 0
             return self.send_json(200, {"requests": {}, "total": 0})
         return self.send_status(404, "unknown control %s %s" % (method, path))
 

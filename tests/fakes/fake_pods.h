@@ -28,6 +28,7 @@ struct FakePod {
   std::string rv = "10";
   std::string waiting;  // Container waiting reason.
   std::string hostname;
+  std::string subdomain;  // spec.subdomain.
   bool ready = false;
   std::string unschedulable;  // PodScheduled=False's message.
   /// The controller ownerReference ("Kind/name"); default none (bare pod).
@@ -66,6 +67,7 @@ inline nlohmann::json PodJson(const FakePod& p, const FakePod& defaults = {}) {
   const auto& labels = p.labels.empty() ? defaults.labels : p.labels;
   if (!labels.empty()) pod["metadata"]["labels"] = labels;
   if (!p.hostname.empty()) pod["spec"]["hostname"] = p.hostname;
+  if (!p.subdomain.empty()) pod["spec"]["subdomain"] = p.subdomain;
   if (!p.created.empty()) pod["metadata"]["creationTimestamp"] = p.created;
   if (!p.reason.empty()) pod["status"]["reason"] = p.reason;
   if (!controller.empty()) {

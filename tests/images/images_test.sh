@@ -219,7 +219,7 @@ s_build() {
   podman create --name k8s-agent-images-test "$DELIVERY_IMAGE" >/dev/null || fail "podman create $DELIVERY_IMAGE"
   files="$(podman export k8s-agent-images-test | tar -tvf - | awk '$1 ~ /^-/ && $3 > 0 { print $NF }' | sort | tr '\n' ' ')"
   podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
-  [[ "$files" == "k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf " ]] ||
+  [[ "$files" == "k8s-agent k8s-agent-deliver ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf " ]] ||
     fail "delivery image holds: $files"
   out="$(podman run --rm "$DELIVERY_IMAGE" 2>&1)"
   rc=$?
@@ -341,6 +341,7 @@ s_delivery_debian13() {
   step "$out"
   [[ "$(stat -c '%a %u' "$dir/k8s-agent")" == "755 65532" ]] || fail "delivered k8s-agent: $(stat -c '%a %u' "$dir/k8s-agent")"
   cmp -s "$dir/prte-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" || fail "delivered preset differs"
+  cmp -s "$dir/ompi-env.sh" "$repo/images/ompi-env.sh" || fail "delivered ompi-env.sh differs"
   libs="$(readelf -d "$dir/k8s-agent" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]$/\1/p' | tr '\n' ' ')"
   step "the delivered k8s-agent needs: $libs"
 

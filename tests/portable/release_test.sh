@@ -37,8 +37,10 @@ case "$mode" in
 archive)
   (cd "$tmp/dist" && sha256sum -c "$name.tar.gz.sha256") || fail "checksum"
   want="$name/
+$name/CHANGELOG.md
 $name/LICENSE
 $name/README.md
+$name/SECURITY.md
 $name/bin/
 $name/bin/k8s-agent
 $(cd "$src/ompi-conf" && for f in *; do echo "$name/ompi-conf/$f"; done)

@@ -24,8 +24,8 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 SCENARIOS=(r01_ready_pod r02_late_pod r03_late_sshd r04_failed_reason r05_image_pull_backoff
   r06_bare_pod_deleted r07_statefulset_pod_recreated r08_apiserver_restart r09_watch_forbidden
-  r10_stale_resource_version r11_hostfile_selector r12_mpirun r13_apiserver_stopped deploy_dry_run
-  examples_dry_run)
+  r10_stale_resource_version r11_hostfile_selector r12_mpirun r13_apiserver_stopped
+  r14_jobset_hostnames_200 deploy_dry_run examples_dry_run)
 
 # The agent runs in the launcher pod with in-cluster credentials (the bound token), -v for the evidence.
 start_agent() {
@@ -112,8 +112,8 @@ r02_late_pod() {
   expect_output '^w-0$'
   expect_trace order w-0 pod_running ssh_ready started
   all_requests
-  # The lookup by name (nothing), one lookup of the namespace (w-0 could be another pod's spec.hostname;
-  # it also gives the version to watch from), then the watch.
+  # The lookup by name (nothing), the watch of the pods a Job would label for hostname w-0 (w-0 could be an
+  # Indexed Job's hostname), then, a second after that watch was answered, the watch by name.
   expect_total_requests_at_most 3
   expect_no_quorum_list
   pass
@@ -385,6 +385,62 @@ r12_mpirun() {
   expect_requests_at_most w-1 1
   expect_no_quorum_list
   expect_no_leftovers 5
+  pass
+}
+
+# 200 hosts of a JobSet's Indexed Job (Kubeflow Trainer v2's "node" job), named js-node-0-<i>-<random> with
+# hostname js-node-0-<i>, subdomain js and the Job controller's labels (1.28+): 200 `--wait-only` agents start
+# while the pods are Pending, then the pods turn Running in a 30 s wave. Each host costs the name lookup and
+# one watch of the pods labelled for its index (no namespace-wide LIST, no answer larger than its own pod),
+# and every agent exits 0. Prints Running -> ssh ready p50/p99 (measured, not asserted). The pods' IPs are the
+# bed's 4 workers, each with its real sshd; known_hosts names every host with its worker's key.
+R14_HOSTS="${R14_HOSTS:-200}"
+R14_WAVE_S="${R14_WAVE_S:-30}"
+r14_pod_line() { # r14_pod_line I PHASE
+  local ip=null ready=false
+  if [[ "$2" == Running ]]; then
+    ip="\"$(bed_worker_ip "w-$(($1 % 4))")\""
+    ready=true
+  fi
+  printf 'js-node-0-%d-%05x {"phase":"%s","podIP":%s,"ready":%s,"hostname":"js-node-0-%d","subdomain":"js",%s,%s}\n' \
+    "$1" $(($1 * 7919 % 1048576)) "$2" "$ip" "$ready" "$1" \
+    '"ownerReferences":[{"apiVersion":"batch/v1","kind":"Job","name":"js-node-0","uid":"0c6f5f8e-1b1e-4d5a-9a54-3a7e0b3b0c01","controller":true}]' \
+    "\"labels\":{\"batch.kubernetes.io/job-name\":\"js-node-0\",\"batch.kubernetes.io/job-completion-index\":\"$1\",\"jobset.sigs.k8s.io/jobset-name\":\"js\"}"
+}
+r14_jobset_hostnames_200() {
+  realapi_begin 4
+  local i n="$R14_HOSTS" kh="$BED_DIR/ssh/known_hosts_js" ktype kblob deadline
+  for ((i = 0; i < 4; i++)); do bed_sshd_start "w-$i" || fail "sshd w-$i"; done
+  for ((i = 0; i < n; i++)); do
+    read -r ktype kblob _ <"$BED_DIR/sshd/w-$((i % 4))/ssh_host_ed25519_key.pub"
+    printf 'js-node-0-%d,js-node-0-%d.js %s %s\n' "$i" "$i" "$ktype" "$kblob"
+  done >"$kh"
+  step "creating $n Pending pods"
+  for ((i = 0; i < n; i++)); do r14_pod_line "$i" Pending; done | ra_pods set-many "$BED_NS" >/dev/null ||
+    fail "creating the pods"
+  ra_audit_mark
+  cp "$HERE/r14_agents.sh" "$BED_DIR/r14_agents.sh"
+  : >"$BED_DIR/agents.rc"
+  start_job many /bin/sh "$BED_DIR/r14_agents.sh" "$E2E_AGENT" "$kh" "$BED_DIR" "$n"
+  deadline=$((SECONDS + 90))
+  until (($(ra_audit_requests | grep -c '^watch ') >= n)); do
+    ((SECONDS > deadline)) && fail "the agents never all watched: $(ra_audit_requests | cut -d' ' -f1,2 | sort | uniq -c | tr '\n' ';')"
+    kill -0 "$JOB_PID" 2>/dev/null || fail "the agents ended before the wave: $(tail -3 "$BED_DIR/agents.err")"
+    sleep 0.2
+  done
+  step "all $n agents watch their pod; the wave: Running over $R14_WAVE_S s"
+  for ((i = 0; i < n; i++)); do r14_pod_line "$((i * 37 % n))" Running; done |
+    ra_pods set-many "$BED_NS" "$R14_WAVE_S" >"$BED_DIR/running_at" || fail "the wave"
+  wait_job 150
+  expect_rc 0
+  local bad
+  bad="$(awk '$2 != 0' "$BED_DIR/agents.rc")"
+  [[ -z "$bad" && "$(wc -l <"$BED_DIR/agents.rc")" == "$n" ]] ||
+    fail "agents that failed (index rc): $(echo "$bad" | head -5 | tr '\n' ';') $(tail -3 "$BED_DIR/agents.err")"
+  ra_audit_requests >"$BED_DIR/requests"
+  "$BED_PY" "$HERE/r14_summary.py" "$BED_DIR/requests" "$BED_DIR/running_at" "$BED_DIR/trace.jsonl" "$n" ||
+    fail "requests per host or hosts never ready"
+  expect_no_quorum_list
   pass
 }
 

@@ -10,6 +10,10 @@ usage: realapi_pods.py --server URL --ca FILE --token-file FILE COMMAND ...
                           Extra keys: nodeName (create only; a bound pod stays
                           Terminating after delete until "finalize"),
                           ownerReferences (create only, raw list).
+  set-many NS [SPREAD_S]  "NAME SHORTHAND" lines on stdin, each as set, the k-th of n
+                          at k*SPREAD_S/n seconds (a wave); prints "NAME T_WALL_US"
+                          once each is applied (one connection-free process for
+                          hundreds of pods)
   delete NS NAME          graceful delete (MODIFIED with deletionTimestamp for a
                           bound pod; DELETED at once for an unbound one)
   finalize NS NAME        what the kubelet does once containers are gone: delete
@@ -138,6 +142,17 @@ def cmd_set(api, ns, name, sh):
              ctype="application/merge-patch+json")
 
 
+def cmd_set_many(api, ns, spread_s, lines):
+    items = [line.split(" ", 1) for line in lines if line.strip()]
+    t0 = time.monotonic()
+    for k, (name, sh) in enumerate(items):
+        delay = t0 + spread_s * k / max(1, len(items)) - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        cmd_set(api, ns, name, json.loads(sh))
+        print("%s %d" % (name, time.time_ns() // 1000), flush=True)
+
+
 def cmd_delete(api, ns, name):
     api.must("DELETE", pods_path(ns, name), ok=(200, 202))
 
@@ -219,6 +234,9 @@ def main(argv):
     cmd, args = argv[0], argv[1:]
     if cmd == "set":
         cmd_set(api, args[0], args[1], json.loads(args[2]))
+    elif cmd == "set-many":
+        cmd_set_many(api, args[0], float(args[1]) if len(args) > 1 else 0.0,
+                     sys.stdin.read().splitlines())
     elif cmd == "delete":
         cmd_delete(api, args[0], args[1])
     elif cmd == "finalize":

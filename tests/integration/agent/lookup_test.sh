@@ -96,11 +96,36 @@ timeout)
   ;;
 hostname)
   start_sshd
-  pod job-0-x7k2p '{"phase":"Running","podIP":"127.0.0.1","hostname":"job-0","subdomain":"job"}'
+  # An Indexed Job's pod, labelled as the Job controller (1.28+) does: the
+  # name lookup, then one watch of the pods labelled for job 0; no LIST of
+  # the namespace.
+  pod job-0-x7k2p '{"phase":"Running","podIP":"127.0.0.1","hostname":"job-0","subdomain":"job","owner":"Job/job","labels":{"batch.kubernetes.io/job-name":"job","batch.kubernetes.io/job-completion-index":"0"}}'
+  pod other-1-abcde '{"phase":"Running","podIP":"127.0.0.1","hostname":"other-1","labels":{"batch.kubernetes.io/job-name":"other","batch.kubernetes.io/job-completion-index":"1"}}'
+  api POST /_control/stats/reset
   run_agent job-0.job.default.svc.cluster.local echo via-hostname
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = via-hostname ] || fail "stdout"
-  ok "spec.hostname resolved to job-0-x7k2p"
+  [ "$(count_of LIST)" -eq 1 ] || fail "$(count_of LIST) LISTs (want the name lookup only)"
+  [ "$(count_of WATCH)" -eq 1 ] || fail "$(count_of WATCH) WATCHes (want the labelled one only)"
+  ok "spec.hostname resolved to job-0-x7k2p with 1 LIST and 1 WATCH"
+  ;;
+job-pod-late)
+  # The agent starts before the Job has made the pod (the launcher first):
+  # the labelled watch sees it come, and a name watch (a second later)
+  # waits in case HOST were a StatefulSet's pod name.
+  start_sshd
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job","labels":{"batch.kubernetes.io/job-name":"job","batch.kubernetes.io/job-completion-index":"0"}'
+  api POST /_control/stats/reset
+  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo late
+  wait_watching 1
+  pod job-0-x7k2p "{\"phase\":\"Pending\",$J}"
+  pod job-0-x7k2p "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
+  wait_agent 20
+  [ $RC -eq 0 ] || fail "rc $RC: $(cat "$T/err")"
+  [ "$(cat "$T/out")" = late ] || fail "stdout: $(cat "$T/out")"
+  [ "$(count_of LIST)" -eq 1 ] || fail "$(count_of LIST) LISTs (want the name lookup only)"
+  [ "$(count_of WATCH)" -le 2 ] || fail "$(count_of WATCH) WATCHes"
+  ok "found job-0-x7k2p created after the agent started: 1 LIST, $(count_of WATCH) WATCH(es)"
   ;;
 wait-only)
   start_sshd
@@ -180,7 +205,7 @@ job-pod-recreated)
   # replacement has a new name and the same hostname: HOST is resolved
   # again and the command runs on the new pod.
   start_sshd
-  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job","labels":{"batch.kubernetes.io/job-name":"job","batch.kubernetes.io/job-completion-index":"0"}'
   pod job-0-x7k2p "{\"phase\":\"Pending\",$J}"
   run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo again
   wait_watching 1
@@ -200,7 +225,7 @@ job-pod-failed-retried)
   # replacement, both with spec.hostname job-0: the live one is the target
   # (not "matches 2 pods"), and -v names the one passed over.
   start_sshd
-  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job","labels":{"batch.kubernetes.io/job-name":"job","batch.kubernetes.io/job-completion-index":"0"}'
   pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
   pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
   run_agent -v --timeout 20s job-0.job.default.svc.cluster.local echo retried
@@ -211,22 +236,22 @@ job-pod-failed-retried)
   ;;
 job-pod-failed-replaced-later)
   # Only the Failed attempt has the hostname: the Job may still retry the
-  # index, so the agent keeps looking (lists again) and uses the new pod.
+  # index, so the agent keeps watching the index's pods and uses the new
+  # one, with no LIST after the name lookup.
   start_sshd
-  J='"hostname":"job-0","subdomain":"job","owner":"Job/job"'
+  J='"hostname":"job-0","subdomain":"job","owner":"Job/job","labels":{"batch.kubernetes.io/job-name":"job","batch.kubernetes.io/job-completion-index":"0"}'
   pod job-0-x7k2p "{\"phase\":\"Failed\",$J}"
   api POST /_control/stats/reset
-  run_agent_bg --timeout 30s job-0.job.default.svc.cluster.local echo retried
-  # The name lookup, the hostname list, then one more: it kept looking
-  # (or it gave up, which ends the wait at once).
-  looked_again() { ! kill -0 "$AGENT_PID" 2>/dev/null || [ "$(count_of LIST)" -ge 3 ]; }
-  wait_for 20 looked_again || fail "the agent did not look again"
+  run_agent_bg -v --timeout 30s job-0.job.default.svc.cluster.local echo retried
+  waiting_for_retry() { grep -q "waiting up to 30.0s for Job/job to replace it" "$T/err"; }
+  wait_for 20 waiting_for_retry || fail "the agent does not say it waits for the retry: $(cat "$T/err")"
   kill -0 "$AGENT_PID" 2>/dev/null || fail "the agent gave up on the Failed Job pod"
   pod job-0-q9z4m "{\"phase\":\"Running\",\"podIP\":\"127.0.0.1\",$J}"
   wait_agent 20
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = retried ] || fail "stdout: $(cat "$T/out")"
-  ok "waited for job-0's retry after $(count_of LIST) lists"
+  [ "$(count_of LIST)" -eq 1 ] || fail "$(count_of LIST) LISTs"
+  ok "waited for job-0's retry with $(count_of LIST) LIST and $(count_of WATCH) WATCH(es)"
   ;;
 trace-report)
   # --trace carries the pod's own timeline; --report turns it into phases.

@@ -19,6 +19,7 @@
 #include "launcher/report_main.h"
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
+#include "plugin/agent/linked_libraries.h"
 #include "plugin/base/core_dumps.h"
 #include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
@@ -163,7 +164,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (options.version) {
-    PrintOut(VersionText());
+    PrintOut(VersionText() + "linked: " + LinkedLibraries() + "\n");
     return 0;
   }
   if (Status logging = SetUpLogging(options); !logging.ok()) {

@@ -120,7 +120,10 @@ StatusOr<Options> ParseOptions(
 /// config file format.
 std::string UsageText();
 
-/// "k8s-agent 0.1.0\n".
+/// "k8s-agent 0.1.0\ncommit SHA[-dirty] (COMMIT DATE)\n": the sources'
+/// commit (-dirty: tracked files differed from it) and that commit's date,
+/// never the build's, so a build is reproducible. main.cc adds the
+/// versions of the libraries linked in, which this target does not link.
 std::string VersionText();
 
 /// Notes on the ssh settings k8s-agent accepts without needing them,

@@ -154,6 +154,11 @@ Status SetQuiet(char, const std::string&, ParseState* p) {
   return OkStatus();
 }
 
+Status SetVersion(char, const std::string&, ParseState* p) {
+  p->options.version = true;
+  return OkStatus();
+}
+
 Status AddVerbose(char, const std::string&, ParseState* p) {
   ++p->verbose_count;
   return OkStatus();
@@ -237,6 +242,8 @@ constexpr ShortFlag kShortFlags[] = {
      SetLogFile},
     {'n', nullptr, "-n", "read no stdin", SetNoStdin},
     {'q', nullptr, "-q", "quiet: errors only, no progress lines", SetQuiet},
+    {'V', nullptr, "-V", "print the version and exit (as --version)",
+     SetVersion},
     {'v', nullptr, "-v", "verbose: each phase with timings; -vv: debug",
      AddVerbose},
     {'t', nullptr, "-t, -tt", "ignored: k8s-agent never requests a pty",

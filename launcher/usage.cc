@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "build_info.h"  // Generated: cmake/build_info.cmake.
 #include "launcher/option_table.h"
 #include "launcher/options.h"
 #include "plugin/agent/fatal_reasons.h"
@@ -218,7 +219,10 @@ std::string UsageText() {
 }
 
 std::string VersionText() {
-  return std::string("k8s-agent ") + K8S_AGENT_VERSION + "\n";
+  std::string commit = K8S_AGENT_COMMIT;
+  if (K8S_AGENT_COMMIT_DIRTY) commit += "-dirty";
+  return std::string("k8s-agent ") + K8S_AGENT_VERSION + "\ncommit " + commit +
+         " (" + K8S_AGENT_COMMIT_DATE + ")\n";
 }
 
 }  // namespace k8s_agent

@@ -39,6 +39,16 @@ k8s_static_library(K8S::ssl libssl.a libssl-dev)
 set_target_properties(K8S::ssl PROPERTIES INTERFACE_LINK_LIBRARIES K8S::crypto)
 k8s_static_library(K8S::nghttp2 libnghttp2.a libnghttp2-dev)
 k8s_static_library(K8S::yaml-cpp libyaml-cpp.a libyaml-cpp-dev)
+# yaml-cpp reports no version at run time: --version gives the one of the
+# Debian package whose archive is linked ("0.7.0+dfsg-8+b1").
+execute_process(COMMAND dpkg-query -W -f=\${Version} libyaml-cpp-dev
+                OUTPUT_VARIABLE _k8s_yaml_version RESULT_VARIABLE _k8s_rc
+                ERROR_QUIET)
+if(NOT _k8s_rc EQUAL 0 OR _k8s_yaml_version STREQUAL "")
+  set(_k8s_yaml_version "unknown")
+endif()
+set_target_properties(K8S::yaml-cpp PROPERTIES INTERFACE_COMPILE_DEFINITIONS
+  "K8S_YAML_CPP_DEB_VERSION=\"${_k8s_yaml_version}\"")
 
 add_library(K8S::libssh2 STATIC IMPORTED GLOBAL)
 set_target_properties(K8S::libssh2 PROPERTIES

@@ -4,18 +4,22 @@
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #
-# usage: scripts/release.sh [--build-dir DIR] [--out DIR]
+# usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--allow-dirty]
 #   --build-dir DIR  package the k8s-agent already built in DIR (default: build the default preset)
 #   --out DIR        where to write (default: dist/)
-# The binary is the default build's (static but for glibc >= 2.34), with its debug info stripped.
+#   --allow-dirty    package a binary built from a tree with uncommitted changes (its --version says so)
+# The binary is the default build's (static but for glibc >= 2.34), with its debug info stripped. It must
+# have been built from the commit the tree is at (its --version names it), so an archive never pairs
+# one commit's README with another's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="" out="dist"
+build_dir="" out="dist" allow_dirty=0
 while (($#)); do
   case "$1" in
   --build-dir) build_dir="$2"; shift 2 ;;
   --out) out="$2"; shift 2 ;;
-  *) sed -n '3,9p' "$0" >&2; exit 2 ;;
+  --allow-dirty) allow_dirty=1; shift ;;
+  *) sed -n '3,12p' "$0" >&2; exit 2 ;;
   esac
 done
 if [[ -z "$build_dir" ]]; then
@@ -25,8 +29,21 @@ if [[ -z "$build_dir" ]]; then
 fi
 bin="$build_dir/launcher/k8s-agent"
 [[ -x "$bin" ]] || { echo "release: $bin not built" >&2; exit 1; }
-version="$("$bin" --version | awk '{print $2}')"
-[[ -n "$version" ]] || { echo "release: $bin --version printed no version" >&2; exit 1; }
+die() { echo "release: $*" >&2; exit 1; }
+version_text="$("$bin" --version)" || die "$bin --version failed"
+version="$(awk 'NR == 1 {print $2}' <<<"$version_text")"
+[[ -n "$version" ]] || die "$bin --version printed no version"
+built="$(awk '$1 == "commit" {print $2}' <<<"$version_text")"
+head="$(git rev-parse HEAD 2>/dev/null)" || die "not a git checkout: the archive names its commit"
+dirty=""
+git diff --quiet HEAD -- || dirty="-dirty"
+[[ "${built%-dirty}" == "$head" ]] ||
+  die "$bin was built from commit ${built:-unknown}, the tree is at $head: build it again (cmake --build $build_dir)"
+if [[ "$built" == *-dirty || -n "$dirty" ]] && ((!allow_dirty)); then
+  die "the tree or the binary ($built) has uncommitted changes: commit them, or pass --allow-dirty"
+fi
+[[ "$built" == "$head$dirty" ]] ||
+  die "$bin ($built) was built before the tree's last changes ($head$dirty): build it again"
 name="k8s-agent-$version-linux-x86_64"
 
 stage="$(mktemp -d)"

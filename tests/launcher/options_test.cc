@@ -544,6 +544,9 @@ TEST(OptionsTest, HelpAndVersionNeedNothingElse) {
   o = p.Parse({"--version"});
   ASSERT_THAT(o, IsOk());
   EXPECT_TRUE(o->version);
+  o = p.Parse({"-V"});  // As ssh -V.
+  ASSERT_THAT(o, IsOk());
+  EXPECT_TRUE(o->version);
   o = p.Parse({"-v", "--help", "hostA"});
   ASSERT_THAT(o, IsOk());
   EXPECT_TRUE(o->help);
@@ -1176,7 +1179,10 @@ TEST(UsageTextTest, FitsIn80Columns) {
 }
 
 TEST(UsageTextTest, Version) {
-  EXPECT_THAT(VersionText(), ::testing::MatchesRegex("k8s-agent [0-9a-z.]+\n"));
+  EXPECT_THAT(VersionText(),
+              ::testing::MatchesRegex("k8s-agent [0-9a-z.]+\ncommit "
+                                      "([0-9a-f]{40}(-dirty)?|unknown) "
+                                      "\\(.+\\)\n"));
 }
 
 }  // namespace

@@ -26,7 +26,25 @@ fail() {
 tmp="$(mktemp -d /tmp/k8s-agent-release-test.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 
-archive="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/dist")" || fail "release.sh failed"
+# A binary of another commit is refused (a stand-in that says so).
+mkdir -p "$tmp/other/launcher"
+printf '#!/bin/sh\nprintf "k8s-agent 0.1.0\\ncommit %s (2026-01-01T00:00:00+00:00)\\n"\n' \
+  0000000000000000000000000000000000000000 >"$tmp/other/launcher/k8s-agent"
+chmod +x "$tmp/other/launcher/k8s-agent"
+out="$("$src/scripts/release.sh" --build-dir "$tmp/other" --out "$tmp/refused" 2>&1)" &&
+  fail "release.sh packaged a binary of another commit"
+[[ "$out" == *"was built from commit 0000000000000000000000000000000000000000"* ]] || fail "refusal: $out"
+allow=()
+if ! git -C "$src" diff --quiet HEAD --; then
+  # Uncommitted changes (a developer's tree; CI's clone has none): refused unless asked.
+  "$src/scripts/release.sh" --build-dir "$build" --out "$tmp/refused" >/dev/null 2>&1 &&
+    fail "release.sh packaged a dirty tree without --allow-dirty"
+  allow=(--allow-dirty)
+fi
+archive="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/dist" "${allow[@]}")" || fail "release.sh failed"
+# Reproducible: the same commit and binary give the same bytes.
+again="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/again" "${allow[@]}")" || fail "release.sh failed"
+cmp -s "$archive" "$again" || fail "two archives of one build differ"
 name="$(basename "$archive" .tar.gz)"
 [[ "$name" =~ ^k8s-agent-[0-9]+\.[0-9]+\.[0-9]+-linux-x86_64$ ]] || fail "archive name $name"
 mkdir -p "$tmp/x"
@@ -49,6 +67,10 @@ $name/ompi-conf/"
   [[ "$got" == "$(sort <<<"$want")" ]] || fail "contents: $got"
   grep -q "Apache License" "$tmp/x/$name/LICENSE" || fail "LICENSE is not the Apache licence"
   "$bin" --version | grep -q "^k8s-agent " || fail "--version"
+  head="$(git -C "$src" rev-parse HEAD)"
+  "$bin" --version | grep -Eq "^commit $head(-dirty)? \(" || fail "--version names no commit $head: $("$bin" --version)"
+  "$bin" --version | grep -Eq "^linked: OpenSSL [0-9.]+, libssh2 1\.11\.[0-9]+, libcurl [0-9.]+, nghttp2 [0-9.]+, yaml-cpp [0-9]" ||
+    fail "--version lists no linked libraries: $("$bin" --version)"
   "$src/tests/portable/portable_binary_test.sh" "$bin" OFF || fail "the released binary is not portable"
   echo "ok: $name: contents, checksum, portable"
   ;;

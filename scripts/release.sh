@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Writes the release archive of the one portable binary:
-#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE,
+#                                                sbom.spdx.json, licenses/ (each statically linked library)
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #
 # usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--allow-dirty]
@@ -53,6 +54,10 @@ cp "$bin" "$stage/$name/bin/k8s-agent"
 strip --strip-debug "$stage/$name/bin/k8s-agent"
 cp ompi-conf/* "$stage/$name/ompi-conf/"
 cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
+# The SBOM (SPDX 2.3: each linked library, its Debian source package, the binary's checksum) and the
+# licence texts of everything linked in statically.
+/usr/bin/python3 scripts/lib/sbom.py "$stage/$name/bin/k8s-agent" "$(scripts/third_party.sh path)" \
+  "$stage/$name/sbom.spdx.json" "$stage/$name/licenses" || die "writing the SBOM failed"
 mkdir -p "$out"
 # Reproducible: fixed owner, order and time (the last commit's).
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"

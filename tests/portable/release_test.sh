@@ -61,6 +61,14 @@ $name/README.md
 $name/SECURITY.md
 $name/bin/
 $name/bin/k8s-agent
+$name/licenses/
+$name/licenses/curl.copyright
+$name/licenses/gcc-$(g++ -dumpversion | cut -d. -f1).copyright
+$name/licenses/libssh2.copyright
+$name/licenses/nghttp2.copyright
+$name/licenses/openssl.copyright
+$name/licenses/yaml-cpp.copyright
+$name/sbom.spdx.json
 $(cd "$src/ompi-conf" && for f in *; do echo "$name/ompi-conf/$f"; done)
 $name/ompi-conf/"
   got="$(tar -tzf "$archive" | sort)"
@@ -71,6 +79,32 @@ $name/ompi-conf/"
   "$bin" --version | grep -Eq "^commit $head(-dirty)? \(" || fail "--version names no commit $head: $("$bin" --version)"
   "$bin" --version | grep -Eq "^linked: OpenSSL [0-9.]+, libssh2 1\.11\.[0-9]+, libcurl [0-9.]+, nghttp2 [0-9.]+, yaml-cpp [0-9]" ||
     fail "--version lists no linked libraries: $("$bin" --version)"
+  # The SBOM names what --version reports linked, each with a Debian source package, and the checksum of
+  # the binary shipped beside it; every statically linked library has its licence text.
+  grep -q "runtime library exception\|GCC RUNTIME LIBRARY EXCEPTION" "$tmp/x/$name/licenses/"gcc-*.copyright ||
+    fail "no GCC runtime library exception text"
+  /usr/bin/python3 - "$tmp/x/$name" <<'EOF' || fail "SBOM does not match the binary"
+import hashlib, json, re, subprocess, sys
+root = sys.argv[1]
+doc = json.load(open(root + "/sbom.spdx.json"))
+assert doc["spdxVersion"] == "SPDX-2.3" and doc["dataLicense"] == "CC0-1.0", doc["spdxVersion"]
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["creationInfo"]["created"])
+pkgs = {p["name"]: p for p in doc["packages"]}
+out = subprocess.run([root + "/bin/k8s-agent", "--version"], capture_output=True, text=True).stdout
+linked = dict(item.split(" ", 1) for item in re.search(r"^linked: (.*)$", out, re.M).group(1).split(", "))
+for name, version in linked.items():
+    p = pkgs[name]
+    assert p["versionInfo"] == version, (name, p["versionInfo"], version)
+    assert p["sourceInfo"].startswith("Debian source package "), p["sourceInfo"]
+    assert p["externalRefs"][0]["referenceLocator"].startswith("pkg:deb/debian/"), p
+agent = pkgs["k8s-agent"]
+digest = hashlib.sha256(open(root + "/bin/k8s-agent", "rb").read()).hexdigest()
+assert agent["checksums"] == [{"algorithm": "SHA256", "checksumValue": digest}], agent["checksums"]
+assert agent["versionInfo"] == out.split()[1]
+links = {r["relatedSpdxElement"] for r in doc["relationships"] if r["relationshipType"] == "STATIC_LINK"}
+assert links == {p["SPDXID"] for p in doc["packages"]} - {"SPDXRef-k8s-agent"}, links
+print("ok: SBOM lists %s" % ", ".join("%s %s" % (n, v) for n, v in linked.items()))
+EOF
   "$src/tests/portable/portable_binary_test.sh" "$bin" OFF || fail "the released binary is not portable"
   echo "ok: $name: contents, checksum, portable"
   ;;

@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
+"""Writes the release's SBOM (SPDX 2.3 JSON) and gathers the licence texts
+of everything linked into the binary statically.
+
+usage: sbom.py BINARY THIRD_PARTY_PREFIX OUT_SBOM LICENSES_DIR
+
+The components and their versions come from the binary's own --version
+("linked: OpenSSL 3.0.19, libssh2 1.11.1, ...") and its source package from
+where it was built: libssh2 and curl from the Debian 13 source packages
+scripts/third_party.sh keeps beside its build (THIRD_PARTY_PREFIX/share/
+sources), the rest from the Debian 12 -dev packages of the build machine
+(dpkg). The document's date is the commit's, so the same commit gives the
+same SBOM.
+"""
+
+import datetime
+import glob
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+
+# name in --version -> (SPDX id, -dev package or None for a source package
+# kept by third_party.sh, its source package, declared licence)
+COMPONENTS = [
+    ("OpenSSL", "openssl", "libssl-dev", "Apache-2.0"),
+    ("libssh2", "libssh2", None, "BSD-3-Clause"),
+    ("libcurl", "curl", None, "curl"),
+    ("nghttp2", "nghttp2", "libnghttp2-dev", "MIT"),
+    ("yaml-cpp", "yaml-cpp", "libyaml-cpp-dev", "MIT"),
+]
+
+
+def dpkg_source(package):
+    out = subprocess.run(
+        ["dpkg-query", "-W", "-f=${source:Package} ${source:Version}",
+         package], check=True, capture_output=True, text=True).stdout
+    name, version = out.split()
+    return name, version
+
+
+def kept_source(prefix, source):
+    """(version, debian tarball) of a source package third_party.sh kept."""
+    dscs = glob.glob(os.path.join(prefix, "share", "sources",
+                                  source + "_*.dsc"))
+    if len(dscs) != 1:
+        raise SystemExit("sbom: expected one %s .dsc in %s/share/sources, "
+                         "found %d" % (source, prefix, len(dscs)))
+    version = os.path.basename(dscs[0])[len(source) + 1:-len(".dsc")]
+    debian = glob.glob(os.path.join(prefix, "share", "sources",
+                                    source + "_" + version + ".debian.tar.*"))
+    return version, debian[0] if debian else None
+
+
+def copyright_from_debian_tarball(path):
+    with tarfile.open(path) as t:
+        return t.extractfile("debian/copyright").read()
+
+
+def utc(iso):
+    """"2026-12-02T06:12:18+01:00" -> "2026-12-02T05:12:18Z" (SPDX's form)."""
+    try:
+        t = datetime.datetime.fromisoformat(iso)
+    except ValueError:
+        return "1970-01-01T00:00:00Z"  # An unknown commit date.
+    return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def linked_versions(binary):
+    out = subprocess.run([binary, "--version"], check=True,
+                         capture_output=True, text=True).stdout
+    lines = out.splitlines()
+    version = lines[0].split()[1]
+    commit = date = ""
+    linked = {}
+    for line in lines[1:]:
+        m = re.match(r"commit (\S+) \((.*)\)$", line)
+        if m:
+            commit, date = m.groups()
+        if line.startswith("linked: "):
+            for item in line[len("linked: "):].split(", "):
+                name, _, ver = item.partition(" ")
+                linked[name] = ver
+    return version, commit, date, linked
+
+
+def main(binary, prefix, out_sbom, licenses):
+    version, commit, date, linked = linked_versions(binary)
+    with open(binary, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    os.makedirs(licenses, exist_ok=True)
+    packages = [{
+        "SPDXID": "SPDXRef-k8s-agent", "name": "k8s-agent",
+        "versionInfo": version, "downloadLocation": "NOASSERTION",
+        "filesAnalyzed": False, "licenseConcluded": "Apache-2.0",
+        "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
+        "sourceInfo": "built from commit " + commit,
+        "checksums": [{"algorithm": "SHA256", "checksumValue": digest}],
+    }]
+    relationships = [{"spdxElementId": "SPDXRef-DOCUMENT",
+                      "relationshipType": "DESCRIBES",
+                      "relatedSpdxElement": "SPDXRef-k8s-agent"}]
+    for shown, source, dev, licence in COMPONENTS:
+        if shown not in linked:
+            raise SystemExit("sbom: %s --version names no %s" % (binary,
+                                                                  shown))
+        if dev is None:
+            deb_version, tarball = kept_source(prefix, source)
+            text = copyright_from_debian_tarball(tarball) if tarball else None
+        else:
+            source, deb_version = dpkg_source(dev)
+            path = "/usr/share/doc/%s/copyright" % dev
+            text = open(path, "rb").read() if os.path.exists(path) else None
+        if text is None:
+            raise SystemExit("sbom: no copyright file for " + source)
+        with open(os.path.join(licenses, source + ".copyright"), "wb") as f:
+            f.write(text)
+        spdx_id = "SPDXRef-" + source
+        packages.append({
+            "SPDXID": spdx_id, "name": shown, "versionInfo": linked[shown],
+            "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
+            "licenseConcluded": licence, "licenseDeclared": licence,
+            "copyrightText": "see licenses/%s.copyright" % source,
+            "sourceInfo": "Debian source package %s %s" % (source,
+                                                           deb_version),
+            "externalRefs": [{
+                "referenceCategory": "PACKAGE-MANAGER",
+                "referenceType": "purl",
+                "referenceLocator": "pkg:deb/debian/%s@%s?arch=source"
+                                    % (source, deb_version)}],
+        })
+        relationships.append({"spdxElementId": "SPDXRef-k8s-agent",
+                              "relationshipType": "STATIC_LINK",
+                              "relatedSpdxElement": spdx_id})
+    # libstdc++ and libgcc are linked statically too, under GCC's runtime
+    # library exception (its text is in gcc-N-base's copyright).
+    gcc = subprocess.run(["g++", "-dumpversion"], check=True,
+                         capture_output=True, text=True).stdout.strip().split(".")[0]
+    source, deb_version = dpkg_source("libstdc++-%s-dev" % gcc)
+    with open("/usr/share/doc/libstdc++-%s-dev/copyright" % gcc, "rb") as f:
+        text = f.read()
+    with open(os.path.join(licenses, source + ".copyright"), "wb") as f:
+        f.write(text)
+    packages.append({
+        "SPDXID": "SPDXRef-libstdcxx", "name": "libstdc++",
+        "versionInfo": deb_version.split("-")[0],
+        "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
+        "licenseConcluded": "GPL-3.0-or-later WITH GCC-exception-3.1",
+        "licenseDeclared": "GPL-3.0-or-later WITH GCC-exception-3.1",
+        "copyrightText": "see licenses/%s.copyright" % source,
+        "sourceInfo": "Debian source package %s %s" % (source, deb_version),
+    })
+    relationships.append({"spdxElementId": "SPDXRef-k8s-agent",
+                          "relationshipType": "STATIC_LINK",
+                          "relatedSpdxElement": "SPDXRef-libstdcxx"})
+    doc = {
+        "spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0",
+        "SPDXID": "SPDXRef-DOCUMENT",
+        "name": "k8s-agent-%s" % version,
+        "documentNamespace": "https://spdx.org/spdxdocs/k8s-agent-%s-%s"
+                             % (version, commit),
+        "creationInfo": {"created": utc(date),
+                         "creators": ["Tool: k8s-agent-scripts/release.sh"]},
+        "packages": packages, "relationships": relationships,
+    }
+    with open(out_sbom, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 5:
+        sys.exit(__doc__)
+    sys.exit(main(*sys.argv[1:]))

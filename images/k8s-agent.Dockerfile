@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Delivery image "k8s-agent": the portable k8s-agent binary, the Open MPI
-# presets and a static copier, nothing else (no shell, no libc). It puts
+# presets, ompi-env.sh, a static copier, the SBOM and the licences, nothing
+# else (no shell, no libc). It puts
 # the agent into images you do not rebuild:
 #   - as an init container, `k8s-agent-deliver DIR` (the default command,
 #     given DIR) copies k8s-agent, the presets and ompi-env.sh (for the
@@ -13,7 +14,10 @@
 # the presets as the build context).
 
 FROM scratch
-COPY k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf ompi-env.sh /
+COPY k8s-agent k8s-agent-deliver openmpi-mca-params.conf prte-mca-params.conf ompi-env.sh \
+     sbom.spdx.json /
+# What the binaries link statically, and their licences (scripts/lib/sbom.py).
+COPY licenses /licenses
 # Any uid can fill an emptyDir (mode 0777); pods that require non-root
 # accept this numeric one.
 USER 65532:65532

@@ -119,8 +119,13 @@ stage_context() {
     "$repo/images/launcher-entrypoint.sh" "$repo/images/ompi-env.sh" "$ctx/"
   chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver "$ctx"/*.sh
   chmod 0644 "$ctx"/*.conf
+  # The delivery image's notices: the SBOM of the agent it carries and the licences of what that links.
+  /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path)" \
+    "$ctx/sbom.spdx.json" "$ctx/licenses" || die "writing the SBOM of $agent failed"
+  chmod 0755 "$ctx/licenses"
+  chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
   # Same mtimes every time: engines that hash metadata then cache as well.
-  touch -h -d @0 "$ctx"/*
+  touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
 }
 
 image_name() {

@@ -85,7 +85,8 @@ images_sh = open(os.path.join(repo, "scripts", "images.sh")).read()
 sources = {"openmpi-mca-params.conf": "ompi-conf", "prte-mca-params.conf": "ompi-conf",
            "ssh-setup.sh": "images", "worker-entrypoint.sh": "images",
            "launcher-entrypoint.sh": "images", "ompi-env.sh": "images"}
-context = {"k8s-agent", "k8s-agent-deliver"} | set(sources)
+context = {"k8s-agent", "k8s-agent-deliver", "sbom.spdx.json", "licenses"} | set(sources)
+check("scripts/lib/sbom.py" in images_sh, "images.sh writes the SBOM and the licences")
 for f, d in sources.items():
     check(os.path.exists(os.path.join(repo, d, f)) and f"$repo/{d}/{f}" in images_sh,
           f"images.sh stages {d}/{f}")
@@ -163,9 +164,10 @@ if p is not None:
     delivery, dests = p
     check(delivery["base"] == "scratch", f"{where}: FROM scratch (nothing but the payload)")
     check(not any(w == "RUN" for w, _ in delivery["instrs"]), f"{where}: no RUN")
-    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "ompi-env.sh", "openmpi-mca-params.conf",
-                            "prte-mca-params.conf"] and all(d == "/" + s for s, d in dests.items()),
-          f"{where}: the agent, the copier, the presets and ompi-env.sh at the image root")
+    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "licenses", "ompi-env.sh",
+                            "openmpi-mca-params.conf", "prte-mca-params.conf", "sbom.spdx.json"]
+          and all(d == "/" + s for s, d in dests.items()),
+          f"{where}: the agent, the copier, the presets, ompi-env.sh and the notices at the image root")
     entry = [json.loads(r) for w, r in delivery["instrs"] if w == "ENTRYPOINT"]
     check(entry == [["/k8s-agent-deliver"]], f"{where}: ENTRYPOINT is the copier")
     users = [r for w, r in delivery["instrs"] if w == "USER"]

@@ -219,7 +219,7 @@ s_build() {
   podman create --name k8s-agent-images-test "$DELIVERY_IMAGE" >/dev/null || fail "podman create $DELIVERY_IMAGE"
   files="$(podman export k8s-agent-images-test | tar -tvf - | awk '$1 ~ /^-/ && $3 > 0 { print $NF }' | sort | tr '\n' ' ')"
   podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
-  [[ "$files" == "k8s-agent k8s-agent-deliver ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf " ]] ||
+  [[ "$files" == "k8s-agent k8s-agent-deliver licenses/curl.copyright licenses/gcc-"[0-9]*".copyright licenses/libssh2.copyright licenses/nghttp2.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json " ]] ||
     fail "delivery image holds: $files"
   out="$(podman run --rm "$DELIVERY_IMAGE" 2>&1)"
   rc=$?

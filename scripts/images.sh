@@ -201,7 +201,7 @@ main() {
         cat "$(dockerfile "$target")"
         printf '%s\n' "${args[@]}"
         [[ "$target" == delivery ]] || podman image inspect -f '{{.Id}}' "$base"
-        (cd "$ctx" && sha256sum -- *)
+        (cd "$ctx" && find . -type f ! -name .k8s-agent-context -print0 | LC_ALL=C sort -z | xargs -0 sha256sum --)
       } | sha256sum | cut -c1-16
     )"
     if [[ "$(podman image inspect -f '{{index .Labels "org.k8s-agent.inputs"}}' "$name" 2>/dev/null)" == "$inputs" ]]; then

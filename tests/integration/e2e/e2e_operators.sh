@@ -461,7 +461,7 @@ s25_jobset_hostnames() {
   expect_trace_path "${hosts[0]}"
   expect_trace order "${hosts[1]}" resolved pod_running ssh_ready started
   for i in 0 1; do
-    expect_trace grep "${hosts[$i]}" resolved 'by spec.hostname'
+    expect_trace grep "${hosts[$i]}" resolved 'by controller labels'
     expect_trace grep "${hosts[$i]}" ssh_ready ':2222'
     op_expect_accepted "w-$i" mpiuser ECDSA "$fp"
   done

@@ -232,7 +232,7 @@ TimePoint HostWaiter::NextWake() const {
   if (watcher_) t = std::min(t, watcher_->NextWake());
   if (finder_) {
     t = std::min(t, finder_->NextWake());
-    if (!watcher_) t = std::min(t, NameWatchDue());
+    t = std::min(t, NameWatchDue());
     t = std::min(t, LastResortDue());
   }
   // Only while probing: a probe abandoned with a retry time in the past
@@ -298,10 +298,9 @@ void HostWaiter::OnTimer(TimePoint now) {
   }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
   if (finder_ && finder_->NextWake() <= now) finder_->OnTimer(now);
-  if (finder_ && !watcher_ && now >= NameWatchDue()) {
+  if (finder_ && now >= NameWatchDue()) {
     // No pod is labelled for HOST yet: it may be a pod name still to come.
     // From the name lookup's version, so no event since then is lost.
-    name_watch_wanted_ = false;
     StartWatcher(std::nullopt, name_rv_, now);
   }
   if (finder_ && now >= LastResortDue()) {

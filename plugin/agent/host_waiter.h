@@ -270,12 +270,9 @@ class HostWaiter : public Pollable {
   std::string finder_selector_;
   std::string found_name_;                  // The finder's live pod used last.
   std::set<std::string> passed_over_said_;  // Ended pods named at -v.
-  std::string name_rv_;  // The name lookup's version, for a late watch.
-  // No pod found by the finder yet (nor an ended one): a late pod named
-  // HOST is still possible.
-  bool name_watch_wanted_ = false;
-  bool finder_matched_ = false;      // It showed a pod with HOST's hostname.
-  bool last_resort_ = false;         // The LIST in flight is that.
+  std::string name_rv_;          // The name lookup's version, for a late watch.
+  bool finder_matched_ = false;  // It showed a pod with HOST's hostname.
+  bool last_resort_ = false;     // The LIST in flight is that.
   bool last_resort_listed_ = false;  // Once per host.
 
   // Following the pod.

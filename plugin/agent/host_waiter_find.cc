@@ -18,7 +18,6 @@ void HostWaiter::StartFinder(std::string selector, const std::string& name_rv,
   state_ = State::kWaitingForPod;
   finder_selector_ = std::move(selector);
   name_rv_ = name_rv;
-  name_watch_wanted_ = true;
   LogDebug(host_.original + ": no pod is named " + host_.pod_name +
            "; watching the pods labelled " + finder_selector_);
   finder_ = std::make_unique<kube::PodWatcher>(
@@ -66,7 +65,6 @@ void HostWaiter::FollowFound(const kube::Pod& pod,
   }
   if (pod.name != found_name_) {
     // The name watch (a late StatefulSet pod) is not needed any more.
-    name_watch_wanted_ = false;
     finder_matched_ = true;
     if (watcher_) retired_watchers_.push_back(std::move(watcher_));
     found_name_ = pod.name;
@@ -83,7 +81,6 @@ void HostWaiter::WaitForFound(const kube::Pod* ended, TimePoint now) {
   if (ended) {
     // HOST is a Job's hostname: no pod of that name is to come.
     missing_since_ = TimePoint::max();
-    name_watch_wanted_ = false;
     finder_matched_ = true;
     pod_name_ = ended->name;
     if (ended->controller.empty()) {
@@ -131,7 +128,10 @@ void HostWaiter::WaitForFound(const kube::Pod* ended, TimePoint now) {
 
 TimePoint HostWaiter::NameWatchDue() const {
   TimePoint open = finder_ ? finder_->first_open_at() : TimePoint::max();
-  if (!name_watch_wanted_ || open == TimePoint::max()) return TimePoint::max();
+  // Only while no pod matched and the name watch is not open yet.
+  if (finder_matched_ || watcher_ || open == TimePoint::max()) {
+    return TimePoint::max();
+  }
   return open + policy_.name_watch_after;
 }
 

@@ -11,11 +11,15 @@
 namespace k8s_agent {
 
 /// The container waiting reasons that mean "this pod will not start
-/// without a human": the default for --fail-on-reasons.
+/// without a human": the default for --fail-on-reasons. ErrImageNeverPull is
+/// what kubelet reports for an image missing from the node under
+/// imagePullPolicy: Never; kubelet retries it forever, but nothing changes
+/// until someone loads the image.
 inline std::vector<std::string> DefaultFatalReasons() {
-  return {"ImagePullBackOff",     "ErrImagePull",
-          "InvalidImageName",     "CreateContainerConfigError",
-          "CreateContainerError", "CrashLoopBackOff"};
+  return {"ImagePullBackOff",           "ErrImagePull",
+          "ErrImageNeverPull",          "InvalidImageName",
+          "CreateContainerConfigError", "CreateContainerError",
+          "CrashLoopBackOff"};
 }
 
 }  // namespace k8s_agent

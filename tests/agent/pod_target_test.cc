@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "plugin/agent/fatal_reasons.h"
 #include "tests/fakes/fake_pods.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -107,6 +108,11 @@ TEST(PodTargetTest, FatalStateNamesTheReasonAndTheContainer) {
   EXPECT_THAT(FatalPodState(MakePod({.waiting = "ErrImagePull"}), "pod ns/w",
                             "ns", {"ErrImagePull"}),
               StatusIs(Code::kFailedPrecondition, "check the image name"));
+  EXPECT_THAT(FatalPodState(MakePod({.waiting = "ErrImageNeverPull"}),
+                            "pod ns/w", "ns", DefaultFatalReasons()),
+              StatusIs(Code::kFailedPrecondition,
+                       "container main is waiting: ErrImageNeverPull (load the "
+                       "image onto the node"));
   EXPECT_THAT(FatalPodState(MakePod({}), "pod ns/w", "ns", {}), IsOk());
 }
 

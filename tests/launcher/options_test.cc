@@ -308,8 +308,9 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o->fail_on_reasons, DefaultFatalReasons());
   EXPECT_THAT(o->fail_on_reasons,
               ElementsAre("ImagePullBackOff", "ErrImagePull",
-                          "InvalidImageName", "CreateContainerConfigError",
-                          "CreateContainerError", "CrashLoopBackOff"));
+                          "ErrImageNeverPull", "InvalidImageName",
+                          "CreateContainerConfigError", "CreateContainerError",
+                          "CrashLoopBackOff"));
   EXPECT_EQ(o->verbosity, 0);
   EXPECT_FALSE(o->quiet);
   EXPECT_FALSE(o->ssh.no_stdin);

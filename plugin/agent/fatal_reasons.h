@@ -16,9 +16,12 @@ namespace k8s_agent {
 /// imagePullPolicy: Never; kubelet retries it forever, but nothing changes
 /// until someone loads the image.
 inline std::vector<std::string> DefaultFatalReasons() {
-  return {"ImagePullBackOff",           "ErrImagePull",
-          "ErrImageNeverPull",          "InvalidImageName",
-          "CreateContainerConfigError", "CreateContainerError",
+  return {"ImagePullBackOff",
+          "ErrImagePull",
+          "ErrImageNeverPull",
+          "InvalidImageName",
+          "CreateContainerConfigError",
+          "CreateContainerError",
           "CrashLoopBackOff"};
 }
 

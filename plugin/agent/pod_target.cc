@@ -96,8 +96,9 @@ Status FatalPodState(const kube::Pod& pod, const std::string& ref,
         c.waiting_reason == "InvalidImageName") {
       remedy = "check the image name and pull secrets; " + remedy;
     } else if (c.waiting_reason == "ErrImageNeverPull") {
-      remedy = "load the image onto the node, or drop imagePullPolicy: Never; " +
-               remedy;
+      remedy =
+          "load the image onto the node, or drop imagePullPolicy: Never; " +
+          remedy;
     }
     return FailedPreconditionError(
         where + ": " + (c.init ? "init container " : "container ") + c.name +

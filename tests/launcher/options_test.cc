@@ -306,11 +306,11 @@ TEST(OptionsTest, Defaults) {
   EXPECT_EQ(o->timeout, std::chrono::minutes(10));
   EXPECT_EQ(o->wait_for, WaitFor::kRunning);
   EXPECT_EQ(o->fail_on_reasons, DefaultFatalReasons());
-  EXPECT_THAT(o->fail_on_reasons,
-              ElementsAre("ImagePullBackOff", "ErrImagePull",
-                          "ErrImageNeverPull", "InvalidImageName",
-                          "CreateContainerConfigError", "CreateContainerError",
-                          "CrashLoopBackOff"));
+  EXPECT_THAT(
+      o->fail_on_reasons,
+      ElementsAre("ImagePullBackOff", "ErrImagePull", "ErrImageNeverPull",
+                  "InvalidImageName", "CreateContainerConfigError",
+                  "CreateContainerError", "CrashLoopBackOff"));
   EXPECT_EQ(o->verbosity, 0);
   EXPECT_FALSE(o->quiet);
   EXPECT_FALSE(o->ssh.no_stdin);

@@ -114,10 +114,10 @@ void HostWaiter::Evaluate(TimePoint now) {
     // A pod named HOST came after all (a StatefulSet's, created late).
     LogDebug(host_.original + ": pod " + pod_name_ +
              " appeared; no longer watching pods labelled " + finder_selector_);
-    RetireFinder();
+    finder_.reset();
   }
-  const std::optional<kube::Pod>& pod =
-      watcher_ ? watcher_->pod() : direct_pod_;
+  // A copy: evaluating may drop the watcher that holds the pod.
+  std::optional<kube::Pod> pod = watcher_ ? watcher_->pod() : direct_pod_;
   if (!pod) {
     OnPodAbsent(now);
     return;
@@ -218,8 +218,6 @@ bool HostWaiter::EndedByFatal(const kube::Pod& pod, TimePoint now) {
 // ---- Loop plumbing ----------------------------------------------------------
 
 void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
-  retired_calls_.clear();
-  retired_watchers_.clear();
   if (!done()) probe_.CollectFds(fds);
 }
 
@@ -325,19 +323,10 @@ void HostWaiter::OnTimer(TimePoint now) {
   Evaluate(now);
 }
 
-void HostWaiter::RetireCall() {
-  // Never destroy a call from inside its own callback: park it until the
-  // loop next asks for fds, when no callback is on the stack.
-  if (call_) retired_calls_.push_back(std::move(call_));
-}
-
-void HostWaiter::RetireWatcher() {
-  if (watcher_) retired_watchers_.push_back(std::move(watcher_));
-  RetireFinder();
-}
-
-void HostWaiter::RetireFinder() {
-  if (finder_) retired_watchers_.push_back(std::move(finder_));
+void HostWaiter::DropWatchers() {
+  // Also from inside either watcher's own callback (kube_client.h's rule).
+  watcher_.reset();
+  finder_.reset();
 }
 
 void HostWaiter::Fail(const Status& why) {
@@ -345,8 +334,8 @@ void HostWaiter::Fail(const Status& why) {
   state_ = State::kFailed;
   status_ = why;
   probe_.Abort();
-  RetireWatcher();
-  RetireCall();
+  DropWatchers();
+  call_.reset();
   tracer_->Record(host_.original, pod_name_, "failed", why.message());
 }
 

@@ -226,10 +226,8 @@ class HostWaiter : public Pollable {
   void WarnMissing(TimePoint now);
   void MaybeProgress(TimePoint now);
   void Fail(const Status& why);
-  void RetireCall();
-  // Retires the name watcher and the finder.
-  void RetireWatcher();
-  void RetireFinder();
+  // Stops and destroys the name watcher and the finder.
+  void DropWatchers();
   std::string Describe(TimePoint now) const;
   // " namespace ns holds no pods at all: ..." or "" (see namespace_empty_).
   std::string EmptyNamespaceHint() const;
@@ -253,7 +251,6 @@ class HostWaiter : public Pollable {
 
   // Resolution (LIST by name, then LIST for hostnames if none).
   kube::ApiCall call_;
-  std::vector<kube::ApiCall> retired_calls_;
   kube::ApiRetryPolicy api_retry_;
   kube::ApiHealth api_health_;  // Lookups; the watcher keeps its own.
   TimePoint api_retry_at_ = TimePoint::max();
@@ -277,7 +274,6 @@ class HostWaiter : public Pollable {
 
   // Following the pod.
   std::unique_ptr<kube::PodWatcher> watcher_;
-  std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
   std::optional<kube::Pod> direct_pod_;       // Snapshot when not watching.
   std::string watch_from_rv_;                 // The lookup list's version.
   TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.

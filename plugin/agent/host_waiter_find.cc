@@ -66,7 +66,7 @@ void HostWaiter::FollowFound(const kube::Pod& pod,
   if (pod.name != found_name_) {
     // The name watch (a late StatefulSet pod) is not needed any more.
     finder_matched_ = true;
-    if (watcher_) retired_watchers_.push_back(std::move(watcher_));
+    watcher_.reset();
     found_name_ = pod.name;
     pod_name_ = pod.name;
     tracer_->Record(host_.original, pod_name_, "resolved",
@@ -170,7 +170,7 @@ void HostWaiter::OnLastResortListed(const TargetPick& pick,
   }
   LogDebug(host_.original + ": found pod " + pick.live[0]->name +
            " by spec.hostname without the labels; following it by name");
-  RetireWatcher();
+  DropWatchers();
   FollowListed(*pick.live[0], pick.passed_over, rv, now);
 }
 

@@ -68,8 +68,8 @@ void HostWaiter::OnProbeSettled(TimePoint now) {
                 ": ssh answers");
       }
       // No more API traffic for this host once it is ready.
-      RetireWatcher();
-      RetireCall();
+      DropWatchers();
+      call_.reset();
       return;
     }
     case SshProbe::State::kFailed:

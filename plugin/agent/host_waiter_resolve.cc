@@ -24,7 +24,7 @@ std::string Quote(const std::string& s) { return "\"" + Printable(s) + "\""; }
 void HostWaiter::Lookup(TimePoint now) {
   (void)now;
   state_ = State::kResolving;
-  RetireCall();
+  call_.reset();
   // A field-selected LIST from the watch cache (resourceVersion=0) rather
   // than a GET: it answers with the cache's current version, from which a
   // watch is accepted. A GET's version is the pod's own last change, which
@@ -47,7 +47,7 @@ void HostWaiter::List(TimePoint now) {
   options.limit = kube::kListPageSize;
   options.continue_token = listed_.continue_token;
   options.resource_version = "0";  // From the watch cache, as in Lookup().
-  RetireCall();
+  call_.reset();
   call_ = client_->ListPods(
       policy_.ns, options,
       [this](StatusOr<kube::PodList> list) { OnListDone(std::move(list)); });
@@ -70,8 +70,8 @@ void HostWaiter::RetryApi(const Status& why, TimePoint now) {
       break;
   }
   if (d.delay <= Duration::zero()) {
-    // The call that failed is retired first, so this is safe from its
-    // callback.
+    // From the failed call's own callback: starting the next replaces (and
+    // so destroys) it, which kube_client.h's rule allows.
     if (listing_) {
       List(now);
     } else {
@@ -258,7 +258,7 @@ void HostWaiter::Reresolve(TimePoint now) {
   reresolving_ = true;
   AbortAttempt();
   direct_pod_.reset();
-  RetireWatcher();
+  DropWatchers();
   NoteState((ended_how_.empty() ? "deleted" : ended_how_) + ", looking for " +
                 last_controller_ + "'s replacement with hostname " +
                 host_.pod_name,

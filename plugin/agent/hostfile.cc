@@ -218,6 +218,9 @@ std::vector<HostEntry> HostfileCollector::Classify(TimePoint now) {
     if (options_.ssh_ready) {
       probed.insert(name);
       UpdateProbe(pod, now);
+      // A failure (the user's ssh settings) dropped the watcher and the
+      // probes, and with them what this loop walks.
+      if (done_) return {};
       const Probe& p = *probes_.at(name);
       if (p.result != Probe::Result::kReady) {
         not_ready_[name] = ProbeSummary(p);
@@ -242,6 +245,7 @@ void HostfileCollector::Evaluate(TimePoint now) {
   }
   if (!watcher_->synced()) return;
   std::vector<HostEntry> ready = Classify(now);
+  if (done_) return;
   ready_count_ = static_cast<int>(ready.size());
 
   bool settled;
@@ -311,19 +315,15 @@ void HostfileCollector::Fail(const Status& why) {
 }
 
 void HostfileCollector::Stop() {
-  // We may be inside the watcher's own callback: park it until the loop
-  // next collects fds. Probe connections are ours and idle here.
-  if (watcher_) {
-    watcher_->Stop();
-    retired_watchers_.push_back(std::move(watcher_));
-  }
+  // Also from inside the watcher's own callback (kube_client.h's rule).
+  // Probe connections are ours and idle here.
+  watcher_.reset();
   probes_.clear();
 }
 
 // ---- Loop plumbing ----------------------------------------------------------
 
 void HostfileCollector::CollectFds(std::vector<pollfd>* fds) {
-  retired_watchers_.clear();
   fd_owner_.clear();
   if (done_) return;
   for (auto& [name, probe] : probes_) {

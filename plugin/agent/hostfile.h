@@ -131,7 +131,6 @@ class HostfileCollector : public Pollable {
   uint64_t seed_;
 
   std::unique_ptr<kube::PodWatcher> watcher_;
-  std::vector<std::unique_ptr<kube::PodWatcher>> retired_watchers_;
   std::map<std::string, std::unique_ptr<Probe>> probes_;  // By pod name.
   std::map<int, std::string> fd_owner_;  // Probe fd -> pod name.
   Deadline deadline_ = Deadline::Infinite();

@@ -158,7 +158,9 @@ class KubeClient::WatchCall : public HttpCall, public HttpSink {
     client_->answered_ = true;
     http_status_ = http_status;
     headers_ = headers;
-    if (http_status == 200 && on_open_) on_open_();
+    if (http_status != 200 || !on_open_) return;
+    std::function<void()> on_open = on_open_;  // It may destroy this call.
+    on_open();
   }
   void OnData(std::string_view bytes) override {
     if (finished_) return;

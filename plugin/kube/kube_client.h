@@ -48,6 +48,14 @@ struct WatchOptions {
 };
 
 /// An API call in flight; destroying it cancels the call and its callbacks.
+///
+/// The one rule for callbacks, here and in every layer above: a callback
+/// may destroy the object that runs it (a call, a PodWatcher), so owners
+/// reset them wherever they are done with them, with nothing parked for
+/// later. Whoever runs a callback therefore runs it as its last act, from
+/// a copy (moved, if it runs once), or checks a liveness token before it
+/// goes on: WatchCall between events, CurlTransport (delivering_) between
+/// a sink's headers, data and end.
 using ApiCall = std::unique_ptr<HttpCall>;
 
 /// Builds requests, decodes answers and maps failures to Codes, once:

@@ -230,7 +230,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
     } else {
       StartWatch(now);
     }
-    if ((changed || first_sync || list_only_) && on_change_) on_change_();
+    if (changed || first_sync || list_only_) Notify();
     return;
   }
   std::optional<Pod> found;
@@ -245,7 +245,7 @@ void PodWatcher::OnList(StatusOr<PodList> list) {
   } else {
     StartWatch(now);
   }
-  if ((changed || list_only_) && on_change_) on_change_();
+  if (changed || list_only_) Notify();
 }
 
 void PodWatcher::OnWatchEvent(const WatchEvent& event) {
@@ -260,9 +260,7 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
   if (event.type == WatchEvent::Type::kError) {
     // Same classification as an HTTP status (rule 4): 410 relists.
     call_.reset();
-    in_stream_error_ = true;
-    HandleError(event.error, clock_->Now());
-    in_stream_error_ = false;
+    HandleError(event.error, clock_->Now(), /*in_stream=*/true);
     return;
   }
   retry_.OnSuccess();  // The credentials and RBAC work.
@@ -304,7 +302,7 @@ void PodWatcher::OnWatchEvent(const WatchEvent& event) {
       changed = SetPod(std::nullopt);
       break;
   }
-  if (changed && on_change_) on_change_();
+  if (changed) Notify();
 }
 
 void PodWatcher::OnWatchEnd(const Status& status) {
@@ -340,16 +338,16 @@ void PodWatcher::OnWatchIdle(TimePoint now) {
               now);
 }
 
-bool PodWatcher::ShouldRelistAfterWatchFailure() {
+bool PodWatcher::ShouldRelistAfterWatchFailure(bool in_stream) {
   ++failed_watches_;
-  if (!in_stream_error_ && failed_watches_ < kRelistAfterFailedWatches) {
+  if (!in_stream && failed_watches_ < kRelistAfterFailedWatches) {
     return false;
   }
   failed_watches_ = 0;
   return true;
 }
 
-void PodWatcher::HandleError(const Status& why, TimePoint now) {
+void PodWatcher::HandleError(const Status& why, TimePoint now, bool in_stream) {
   ApiDecision d =
       retry_.Decide(why, now, state_ == State::kListing || fresh_from_list_);
   switch (d.action) {
@@ -373,7 +371,7 @@ void PodWatcher::HandleError(const Status& why, TimePoint now) {
       // Only a broken watch counts: 403 (RBAC warming up) and 429 (load
       // shedding, where a LIST costs the server more) re-watch.
       if (state_ == State::kWatching && why.code() == Code::kUnavailable &&
-          ShouldRelistAfterWatchFailure()) {
+          ShouldRelistAfterWatchFailure(in_stream)) {
         // Events the failed watches lost are gone for good: a fresh list
         // gives the current state and a version to watch from.
         LogDebug(Describe() + ": watch failed again (" + why.message() +
@@ -406,7 +404,14 @@ void PodWatcher::Fail(const Status& why) {
   state_ = State::kFailed;
   error_ = why;
   retry_at_ = TimePoint::max();
-  if (on_change_) on_change_();
+  Notify();
+}
+
+void PodWatcher::Notify() {
+  // The owner may destroy this watcher from on_change_ (kube_client.h's
+  // rule): run it from a copy, and touch nothing after.
+  std::function<void()> on_change = on_change_;
+  if (on_change) on_change();
 }
 
 }  // namespace k8s_agent::kube

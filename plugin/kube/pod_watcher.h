@@ -130,11 +130,15 @@ class PodWatcher : public Pollable {
   // No event for watch_idle_timeout_: close the watch as failed.
   void OnWatchIdle(TimePoint now);
   // After a failed watch: whether the retry must list (see the diagram).
-  bool ShouldRelistAfterWatchFailure();
-  // The single decision point after any failed list or watch.
-  void HandleError(const Status& why, TimePoint now);
+  // `in_stream`: the failure arrived as an in-stream ERROR event.
+  bool ShouldRelistAfterWatchFailure(bool in_stream);
+  // The single decision point after any failed list or watch. It may end
+  // in on_change_, which may destroy this watcher: callers return at once.
+  void HandleError(const Status& why, TimePoint now, bool in_stream = false);
   void BackOff(const Status& why, Duration delay, TimePoint now);
   void Fail(const Status& why);
+  // Runs on_change_ as the caller's last act (the callback may destroy us).
+  void Notify();
   // Replaces the snapshot; returns true when it changed.
   bool SetPod(std::optional<Pod> pod);
   // Selector mode: the list-result and watch-event counterparts of SetPod.
@@ -171,8 +175,6 @@ class PodWatcher : public Pollable {
   int events_in_watch_ = 0;
   // Watches that failed since the last list or clean watch end.
   int failed_watches_ = 0;
-  // The failure being handled arrived as an in-stream ERROR event.
-  bool in_stream_error_ = false;
   // Set by a successful list, cleared by any watch event: a 410 on a watch
   // from a fresh list RV must not relist at once (that could loop).
   bool fresh_from_list_ = false;

@@ -281,6 +281,27 @@ TEST_F(HostfileCollectorTest, SshReadyListsOnlyPodsThatAnswer) {
   EXPECT_TRUE(ssh_.attempts[0]->destroyed);  // Closed after the check.
 }
 
+TEST_F(HostfileCollectorTest, BadSshSettingsForOnePodFailAtOnce) {
+  // Given ssh settings that cannot be resolved for the first pod (a bad
+  // ssh_config Match), expect one failure naming it, and the collector's
+  // walk over the pods to stop there (the failure drops the watcher that
+  // holds them: ASan sees any step further).
+  ssh_.Succeed();
+  HostfileCollector& c =
+      Make({.ssh_ready = true, .ssh_for = [](const std::string& host) {
+              return StatusOr<ssh::ResolvedSshOptions>(
+                  InvalidArgumentError("ssh_config: bad Match for " + host));
+            }});
+  http_.Respond(0, 200,
+                List({{.name = "w-0", .ip = "10.0.0.1"},
+                      {.name = "w-1", .ip = "10.0.0.2"}},
+                     "5"));
+  ASSERT_TRUE(c.done());
+  EXPECT_THAT(c.status(), StatusIs(Code::kInvalidArgument,
+                                   "pod w-0: ssh_config: bad Match for w-0"));
+  EXPECT_TRUE(ssh_.attempts.empty());
+}
+
 TEST_F(HostfileCollectorTest, SshReadyNamesLeftOutPodsWithoutVerbose) {
   // Given sshd throttling one pod's handshake (MaxStartups closes it),
   // expect that pod left out with a warning at the default level, naming

@@ -108,11 +108,12 @@ TEST(PodTargetTest, FatalStateNamesTheReasonAndTheContainer) {
   EXPECT_THAT(FatalPodState(MakePod({.waiting = "ErrImagePull"}), "pod ns/w",
                             "ns", {"ErrImagePull"}),
               StatusIs(Code::kFailedPrecondition, "check the image name"));
-  EXPECT_THAT(FatalPodState(MakePod({.waiting = "ErrImageNeverPull"}),
-                            "pod ns/w", "ns", DefaultFatalReasons()),
-              StatusIs(Code::kFailedPrecondition,
-                       "container main is waiting: ErrImageNeverPull (load the "
-                       "image onto the node"));
+  EXPECT_THAT(
+      FatalPodState(MakePod({.waiting = "ErrImageNeverPull"}), "pod ns/w", "ns",
+                    DefaultFatalReasons()),
+      StatusIs(Code::kFailedPrecondition,
+               "container main is waiting: ErrImageNeverPull: boom (load the "
+               "image onto the node"));
   EXPECT_THAT(FatalPodState(MakePod({}), "pod ns/w", "ns", {}), IsOk());
 }
 

@@ -3,6 +3,10 @@
 
 #include "plugin/kube/pod_watcher.h"
 
+#include <functional>
+#include <memory>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -428,6 +432,67 @@ TEST_F(PodWatcherTest, OnChangeMayStopTheWatcher) {
   EXPECT_EQ(w->state(), State::kIdle);
   EXPECT_TRUE(transport_.cancelled(0));
   EXPECT_EQ(w->pod()->resource_version, "6");  // Nothing after Stop().
+}
+
+TEST_F(PodWatcherTest, OnChangeMayDestroyTheWatcher) {
+  // kube_client.h's rule: an owner may destroy its watcher from on_change,
+  // on every path that notifies (ASan and valgrind see a use after free).
+  // Each case: what the server sends to the watch (request 0) or the list.
+  struct Case {
+    const char* name;
+    std::function<void(FakeHttpTransport&, size_t)> send;
+    bool list_first;
+  };
+  const std::vector<Case> cases = {
+      {"event",
+       [](FakeHttpTransport& t, size_t i) {
+         t.Headers(i, 200);
+         t.Data(i, Line("MODIFIED", PodJson("uid-1", "6", "Running")) +
+                       Line("MODIFIED", PodJson("uid-1", "7", "Running")));
+       },
+       false},
+      {"in-stream error that fails",
+       [](FakeHttpTransport& t, size_t i) {
+         t.Headers(i, 200);
+         t.Data(i, Line("ERROR", StatusBody(400, "BadRequest")));
+       },
+       false},
+      {"watch end that fails",
+       [](FakeHttpTransport& t, size_t i) {
+         t.Done(i, FailedPreconditionError("x509: certificate verify failed"));
+       },
+       false},
+      {"list",
+       [](FakeHttpTransport& t, size_t i) {
+         t.Respond(i, 200,
+                   R"({"metadata":{"resourceVersion":"9"},"items":[)" +
+                       PodJson("uid-1", "8", "Running") + "]}");
+       },
+       true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    FakeHttpTransport transport;
+    KubeClient client(&transport, ClusterConfig{});
+    std::unique_ptr<PodWatcher> w;
+    int changes = 0;
+    w = std::make_unique<PodWatcher>(
+        &client, &clock_, "default", "w0",
+        [&] {
+          ++changes;
+          w.reset();
+        },
+        4);
+    if (c.list_first) {
+      w->Start(std::nullopt, "", clock_.Now());
+    } else {
+      w->Start(RunningPod("5"), "5", clock_.Now());
+    }
+    c.send(transport, 0);
+    EXPECT_EQ(w, nullptr);
+    EXPECT_EQ(changes, 1);
+    EXPECT_TRUE(transport.cancelled(0) || !transport.active(0));
+  }
 }
 
 // ---- Watches that keep failing, and silent ones (issue 26 items 9, 10) -----

@@ -14,6 +14,10 @@ K8S_AGENT_PACKAGES=(
   dpkg-dev xz-utils debian-archive-keyring
   libssl-dev libnghttp2-dev libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev
+  # scripts/sshd_build.sh: the portable sshd from Debian 13's openssh source
+  # (autoreconf after Debian's patches; libcrypto, zlib, libcrypt linked
+  # static); its test and tests/bed/minbase_root.sh need debootstrap.
+  autoconf automake zlib1g-dev libcrypt-dev debootstrap
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
   # tests: nghttpd, an h2-only server (portable.http2), and nghttpx, an

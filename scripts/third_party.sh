@@ -13,11 +13,11 @@
 # libpsl... (37 shared libraries). OpenSSL, nghttp2 and yaml-cpp come static from Debian 12's -dev packages
 # (they ship .a files), so only these two are built.
 #
-# Fetching: a private apt configuration under the build directory lists only a deb-src line of trixie,
-# signed by the host's debian-archive-keyring (which has the trixie keys), on the Debian mirror the host's
-# apt uses (scripts/lib/apt_mirror.sh reads it from the host's sources; K8S_AGENT_DEBIAN_MIRROR overrides
-# it); the host's sources are never changed. apt checks the Release signature and every file's hash,
-# dpkg-source applies Debian's patches. Nothing else is downloaded.
+# Fetching (scripts/lib/apt_source.sh): a private apt configuration under the build directory lists only a
+# deb-src line of trixie, signed by the host's debian-archive-keyring (which has the trixie keys), on the
+# Debian mirror the host's apt uses (scripts/lib/apt_mirror.sh reads it from the host's sources;
+# K8S_AGENT_DEBIAN_MIRROR overrides it); the host's sources are never changed. apt checks the Release
+# signature and every file's hash, dpkg-source applies Debian's patches. Nothing else is downloaded.
 #
 # Cache: $K8S_AGENT_CACHE (default /var/cache/k8s-agent)/third-party-<hash>, the hash covering the recipe
 # (pins, flags, TP_STEPS_VERSION), the compiler and the Debian -dev packages compiled against, not the
@@ -75,6 +75,8 @@ CURL_CONFIGURE_FLAGS=(
 log() { printf '[third-party %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # shellcheck source=scripts/lib/cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+# shellcheck source=scripts/lib/apt_source.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
 
 # What the build depends on beyond this file: the compiler and the exact -dev packages compiled against.
 recipe_inputs() {
@@ -109,45 +111,9 @@ check_dev_packages() {
   fi
 }
 
-# apt-get or apt-cache with only our sources, lists and caches (all under $1); the host's apt state is only read for
-# its configuration defaults.
-tp_apt() {
-  local tool="$1" d="$2"
-  shift 2
-  "$tool" -o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$d/sources.list.d" \
-    -o Dir::State::Lists="$d/lists" -o Dir::Cache="$d/cache" -o Dir::State::status=/dev/null \
-    -o APT::Sandbox::User=root "$@"
-}
-
-# fetch_sources TMP MIRROR
+# fetch_sources TMP MIRROR: the two pinned source packages, unpacked into TMP/src (scripts/lib/apt_source.sh).
 fetch_sources() {
-  local t="$1" d="$1/apt" mirror="$2"
-  mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial"
-  cat >"$d/sources.list.d/debian-src.sources" <<EOF
-Types: deb-src
-URIs: $mirror
-Suites: trixie
-Components: main
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  # apt-get update exits 0 when it cannot fetch an index (it warns and carries on without it), so success
-  # is the index on disk; without it every `apt-get source` below would only say the package is unknown.
-  tp_apt apt-get "$d" -q update 2>&1 | tee "$d/update.log"
-  if ! compgen -G "$d/lists/*_dists_trixie_*Sources*" >/dev/null; then
-    log "cannot fetch the trixie source index from the mirror $mirror (apt-get update said:" \
-      "$(grep -E '^(E:|W: Failed)' "$d/update.log" | head -n 2 | tr '\n' ' ' | sed 's/ *$//'))." \
-      "Check that this machine reaches it (DNS, proxy: http_proxy/no_proxy, firewall), or set" \
-      "K8S_AGENT_DEBIAN_MIRROR to a Debian mirror it reaches; its Release file must verify with /usr/share/keyrings/debian-archive-keyring.gpg"
-    return 1
-  fi
-  local pkg ver
-  for pkg in "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"; do
-    if ! (cd "$t/src" && tp_apt apt-get "$d" -q source "$pkg"); then
-      ver="$(tp_apt apt-cache "$d" showsrc "${pkg%%=*}" 2>/dev/null | sed -n 's/^Version: //p' | tr '\n' ' ')"
-      log "apt-get source $pkg failed; the mirror has ${pkg%%=*} ${ver:-none}: update the pin in $0"
-      return 1
-    fi
-  done
+  apt_source_fetch "$1/apt" "$1/src" "$2" trixie "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"
 }
 
 build_libssh2() {

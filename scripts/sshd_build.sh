@@ -1,0 +1,229 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds a portable OpenSSH server (sshd, sshd-session, sshd-auth, ssh-keygen) from Debian 13's own source
+# package openssh, pinned, built once, cached: static but for glibc, so it runs in any worker image that has
+# none (issue 24: the job's sshd is brought into the pod, not expected in it).
+#
+# usage: sshd_build.sh ensure   print the install dir, building it first if it is missing or broken
+#        sshd_build.sh path     print the dir it would use (no build)
+#        sshd_build.sh check    exit 0 if the cached build is complete and portable (below)
+# Exit: 0 ok, 1 failure (a message says why and what to do).
+#
+# Why 10.x (Debian 13's 10.0p1, not Debian 12's 9.2p1): it is the version Debian 13 supports with security
+# updates for its lifetime, and what the Open MPI 5 pods already run. 10.x splits the server into sshd
+# (listener), sshd-session (per connection) and sshd-auth (pre-auth, as nobody, chrooted into the privsep
+# dir); sshd finds the other two through SshdSessionPath / SshdAuthPath, which the job's config must set
+# (the binaries live wherever the pod got them; the built-in default, LIBEXECDIR below, is only a path no
+# Debian-like image fills with another version's sshd-session).
+#
+# Portability (docs: /work/shared/docs/portable-sshd.md): libcrypto, zlib and libcrypt are linked static
+# (from a dir holding only symlinks to Debian 12's .a files), so `ldd` shows libc and the loader only; the
+# arc4random functions are hidden from configure (Debian 12's glibc 2.36 has them; with them the result
+# needs GLIBC_2.36), so no symbol is newer than GLIBC_2.34. No PAM, SELinux, Kerberos, libedit,
+# tcp-wrappers, audit, wtmpdb, lastlog/utmp/wtmp: none of them exists in an arbitrary image. Privilege
+# separation: user nobody (every image has it), dir /var/lib/misc (root-owned, not writable by others in
+# every Debian-like image; /var/empty is absent on Debian, /tmp is world-writable). PID file in /tmp.
+# `check` verifies the glibc ceiling, the NEEDED list and that `sshd -V` names the pin.
+#
+# Fetching: scripts/lib/apt_source.sh (a private apt configuration, trixie's deb-src on the mirror of
+# scripts/lib/apt_mirror.sh; K8S_AGENT_DEBIAN_MIRROR overrides it), as scripts/third_party.sh does.
+# Cache: $K8S_AGENT_CACHE (default /var/cache/k8s-agent)/portable-sshd-<hash of the recipe, the compiler
+# and the Debian 12 -dev packages linked>, built under an exclusive flock in a temporary dir beside it and
+# renamed into place (scripts/lib/cache.sh). Cold: fetch ~5 s, autoreconf ~5 s, configure ~45 s,
+# make ~20 s on 2 cores.
+set -uo pipefail
+
+: "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
+
+# Bump when the build steps below change in a way that changes the result.
+SSHD_STEPS_VERSION=1
+
+# Pin: the exact Debian source version (with its epoch), in trixie (a point release carries the security
+# updates of trixie-security). When Debian supersedes it, apt-get source fails: `ensure` then prints the
+# versions the mirror has; update the pin here (that changes the hash: the new build lands beside the old).
+OPENSSH_VERSION=1:10.0p1-7+deb13u4
+# What `sshd -V` prints for it: upstream's release ("OpenSSH_10.0p2": Debian's 10.0p1 tarball carries 10.0p2's
+# version.h) and Debian's revision, as Debian's own build stamps it (SSH_EXTRAVERSION).
+OPENSSH_DEBIAN_REVISION="${OPENSSH_VERSION##*-}"
+OPENSSH_RELEASE_PREFIX="OpenSSH_10.0p"
+
+SSHD_DEV_PACKAGES="libssl-dev zlib1g-dev libcrypt-dev libc6-dev"
+# Static archives linked instead of their shared libraries.
+SSHD_STATIC_LIBS="libcrypto.a libz.a libcrypt.a"
+# The newest glibc symbol version allowed (what the shipped agent allows: README, "glibc").
+SSHD_GLIBC_MAX=2.34
+LIBEXECDIR=/opt/k8s-agent/libexec
+
+# Debian's hardening flags (dpkg-buildflags on Debian 12), without debug info (stripped anyway).
+SSHD_CFLAGS="-O2 -fstack-protector-strong -fstack-clash-protection -Wformat -Werror=format-security \
+-fcf-protection -D_FORTIFY_SOURCE=2 -DSSH_EXTRAVERSION=\\\"Debian-$OPENSSH_DEBIAN_REVISION\\\""
+SSHD_LDFLAGS="-Wl,--as-needed -Wl,-z,relro -Wl,-z,now"
+
+# Debian's debian/rules flags, minus everything that needs a library or service an image may lack.
+SSHD_CONFIGURE_FLAGS=(
+  --prefix=/usr --sysconfdir=/etc/ssh --libexecdir="$LIBEXECDIR"
+  --disable-strip --with-mantype=doc --with-4in6
+  --with-privsep-user=nobody --with-privsep-path=/var/lib/misc --with-pid-dir=/tmp
+  --without-pam --without-selinux --without-kerberos5 --without-libedit --without-tcp-wrappers
+  --without-audit --without-wtmpdb --without-xauth
+  --disable-lastlog --disable-utmp --disable-utmpx --disable-wtmp --disable-wtmpx
+  --with-default-path=/usr/local/bin:/usr/bin:/bin:/usr/games
+  --with-superuser-path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+  PATH_PASSWD_PROG=/usr/bin/passwd
+  # Debian's own cache overrides (internal mkdtemp: https://bugs.debian.org/1001186; the
+  # -fzero-call-used-regs probe), and the glibc ceiling.
+  ac_cv_func_mkdtemp=no ossh_cv_cflag__fzero_call_used_regs_used=no
+  ac_cv_func_arc4random=no ac_cv_func_arc4random_buf=no ac_cv_func_arc4random_uniform=no
+)
+# ssh-keygen too: ~2 s more, and it lets a pod with no OpenSSH make a host key.
+SSHD_BINARIES=(sshd sshd-session sshd-auth ssh-keygen)
+
+log() { printf '[portable-sshd %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+# shellcheck source=scripts/lib/cache.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
+# shellcheck source=scripts/lib/apt_source.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
+
+recipe_inputs() {
+  printf '%s\n' "steps=$SSHD_STEPS_VERSION openssh=$OPENSSH_VERSION bins=${SSHD_BINARIES[*]} static=$SSHD_STATIC_LIBS" \
+    "cflags=$SSHD_CFLAGS" "ldflags=$SSHD_LDFLAGS" "configure: ${SSHD_CONFIGURE_FLAGS[*]}"
+  gcc --version 2>/dev/null | head -n1
+  # shellcheck disable=SC2086
+  dpkg-query -W -f='${Package}=${Version}\n' $SSHD_DEV_PACKAGES 2>/dev/null
+}
+SSHD_KEY="$(recipe_inputs | sha256sum | cut -c1-12)"
+SSHD_PREFIX="$K8S_AGENT_CACHE/portable-sshd-$SSHD_KEY"
+SSHD_STAMP=".k8s-agent-portable-sshd-stamp"
+SSHD_RECIPE="openssh=$OPENSSH_VERSION key=$SSHD_KEY"
+
+# newest_glibc BIN: the newest GLIBC_x.y version its dynamic symbols need.
+newest_glibc() {
+  objdump -T "$1" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -n1
+}
+
+# sshd_check DIR [quiet]: the stamp, every binary, the glibc ceiling, only libc and the loader NEEDED, and
+# `sshd -V` naming the pin. Says what is wrong unless quiet.
+sshd_check() {
+  local d="$1" quiet="${2:-}" b newest needed v
+  say() { [[ -n "$quiet" ]] || log "check $d: $*"; }
+  [[ "$(cat "$d/$SSHD_STAMP" 2>/dev/null)" == "$SSHD_RECIPE" ]] || {
+    say "no stamp of $SSHD_RECIPE (not built)"
+    return 1
+  }
+  for b in "${SSHD_BINARIES[@]}"; do
+    [[ -x "$d/$b" ]] || {
+      say "$b missing"
+      return 1
+    }
+    newest="$(newest_glibc "$d/$b")"
+    if [[ -z "$newest" || "$(printf '%s\n%s\n' "$newest" "$SSHD_GLIBC_MAX" | sort -V | tail -n1)" != "$SSHD_GLIBC_MAX" ]]; then
+      say "$b needs GLIBC_${newest:-?} (> $SSHD_GLIBC_MAX)"
+      return 1
+    fi
+    needed="$(readelf -d "$d/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev '^(libc\.so\.6|ld-linux-x86-64\.so\.2)$')"
+    [[ -z "$needed" ]] || {
+      say "$b needs $(tr '\n' ' ' <<<"$needed")(only libc and the loader allowed)"
+      return 1
+    }
+  done
+  v="$("$d/sshd" -V 2>&1)"
+  [[ "$v" == "$OPENSSH_RELEASE_PREFIX"*" Debian-$OPENSSH_DEBIAN_REVISION"[,\ ]* ]] || {
+    say "sshd -V says '$v', not ${OPENSSH_RELEASE_PREFIX}N Debian-$OPENSSH_DEBIAN_REVISION"
+    return 1
+  }
+}
+
+check_build_packages() {
+  local p missing=()
+  for p in $SSHD_DEV_PACKAGES dpkg-dev autoconf automake make gcc binutils; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    log "missing build packages: apt-get install ${missing[*]} (or run scripts/deps.sh)"
+    return 1
+  fi
+}
+
+# build_sshd TMP: TMP/src holds the unpacked source; installs the stripped binaries into TMP/prefix.
+build_sshd() {
+  local t="$1" s l f
+  s="$(find "$t/src" -maxdepth 1 -type d -name 'openssh-*' | head -n1)"
+  [[ -n "$s" ]] || return 1
+  # Only the static archives: the linker takes them, not the shared libraries in the default path.
+  mkdir -p "$t/static"
+  for l in $SSHD_STATIC_LIBS; do
+    f="$(gcc -print-file-name="$l")"
+    [[ "$f" == /* && -f "$f" ]] || {
+      echo "no $l (its -dev package: $SSHD_DEV_PACKAGES)"
+      return 1
+    }
+    ln -s "$f" "$t/static/$l"
+  done
+  # Debian's patches change configure.ac.
+  (cd "$s" && autoreconf -f -i) &&
+    (cd "$s" && ./configure "${SSHD_CONFIGURE_FLAGS[@]}" --with-cflags="$SSHD_CFLAGS" \
+      --with-ldflags="$SSHD_LDFLAGS -L$t/static") &&
+    make -C "$s" -j2 "${SSHD_BINARIES[@]}" || return 1
+  for f in "${SSHD_BINARIES[@]}"; do
+    install -m 0755 -s "$s/$f" "$t/prefix/$f" || return 1
+  done
+  # The licence travels with the binaries.
+  cp "$s/debian/copyright" "$t/prefix/copyright"
+}
+
+sshd_ensure() {
+  local t rc mirror t0
+  if sshd_check "$SSHD_PREFIX" quiet; then
+    printf '%s\n' "$SSHD_PREFIX"
+    return 0
+  fi
+  if ! mkdir -p "$K8S_AGENT_CACHE" 2>/dev/null || [[ ! -w "$K8S_AGENT_CACHE" ]]; then
+    log "cannot write $K8S_AGENT_CACHE to build the portable sshd once: run 'sudo $0 ensure'," \
+      "or set K8S_AGENT_CACHE to a writable directory"
+    return 1
+  fi
+  cache_lock "$K8S_AGENT_CACHE" portable-sshd 900 || return 1
+  if sshd_check "$SSHD_PREFIX" quiet; then
+    printf '%s\n' "$SSHD_PREFIX"
+    return 0
+  fi
+  check_build_packages || return 1
+  mirror="$(apt_mirror)" || return 1
+  cache_sweep "$K8S_AGENT_CACHE" portable-sshd
+  t="$(cache_mktemp "$K8S_AGENT_CACHE" portable-sshd)" || return 1
+  mkdir -p "$t/src" "$t/prefix"
+  log "building OpenSSH $OPENSSH_VERSION's sshd into $SSHD_PREFIX (1-2 minutes; log $t.log)"
+  t0=$SECONDS
+  {
+    apt_source_fetch "$t/apt" "$t/src" "$mirror" trixie "openssh=$OPENSSH_VERSION" && build_sshd "$t"
+  } >"$t.log" 2>&1
+  rc=$?
+  if ((rc == 0)); then
+    printf '%s' "$SSHD_RECIPE" >"$t/prefix/$SSHD_STAMP" && echo "$((SECONDS - t0))" >"$t/prefix/.build-seconds" ||
+      rc=1
+  fi
+  if ((rc != 0)) || ! sshd_check "$t/prefix"; then
+    tail -n 30 "$t.log" >&2
+    log "building the portable sshd failed (exit $rc); log kept in $t.log"
+    rm -rf --one-file-system "$t"
+    return 1
+  fi
+  mv "$t.log" "$t/prefix/.build.log"
+  # The source package stays for the licence texts and for anyone auditing the build.
+  mkdir -p "$t/prefix/share/sources"
+  find "$t/src" -maxdepth 1 -type f -exec mv {} "$t/prefix/share/sources/" \;
+  cache_install "$t/prefix" "$SSHD_PREFIX" portable-sshd || return 1
+  rm -rf --one-file-system "$t"
+  log "built $SSHD_PREFIX in $((SECONDS - t0)) s"
+  printf '%s\n' "$SSHD_PREFIX"
+}
+
+case "${1:-}" in
+ensure) sshd_ensure ;;
+path) printf '%s\n' "$SSHD_PREFIX" ;;
+check) sshd_check "$SSHD_PREFIX" ;;
+*)
+  sed -n '7,10p' "$0" >&2
+  exit 2
+  ;;
+esac

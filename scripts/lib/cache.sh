@@ -115,3 +115,30 @@ cache_ensure_root() {
   log "built $final in $((SECONDS - t0)) s"
   printf '%s\n' "$final"
 }
+
+# cache_run_budgeted SECONDS OUT CMD...: runs CMD (a cache's `ensure`) with its stdout in the file OUT, in
+# its own session and process group, so that past SECONDS the whole build (apt, debootstrap, make) is
+# stopped with it: TERM, then KILL 5 s later. Returns CMD's status, or 124 when the budget ran out (tests
+# print a skip then: the next run starts the build again, a cache is never left half built).
+cache_run_budgeted() {
+  local budget="$1" out="$2" t0=$SECONDS pid rc
+  shift 2
+  setsid "$@" >"$out" &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS - t0 > budget)); then
+      kill -TERM -- "-$pid" 2>/dev/null
+      for _ in $(seq 1 50); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+      done
+      kill -KILL -- "-$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+      return 124
+    fi
+    sleep 1
+  done
+  wait "$pid"
+  rc=$?
+  return "$rc"
+}

@@ -88,7 +88,9 @@ build_into() {
 
 # The build (TMP MIRROR), then the stamp (written last: minbase_check reads it).
 minbase_build() {
-  build_into "$1" "$2" && printf '%s' "$MINBASE_RECIPE" >"$1/$MINBASE_STAMP"
+  local t0=$SECONDS
+  build_into "$1" "$2" && echo "$((SECONDS - t0))" >"$1/.build-seconds" &&
+    printf '%s' "$MINBASE_RECIPE" >"$1/$MINBASE_STAMP"
 }
 
 minbase_quiet_check() { minbase_check "$1" quiet; }

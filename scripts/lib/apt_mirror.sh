@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
-# The Debian mirror the one-time builds fetch from (scripts/third_party.sh, scripts/debian-image.sh,
-# tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh). Sourced; the caller defines log().
+# The Debian mirror the one-time builds fetch from (scripts/third_party.sh, scripts/sshd_build.sh,
+# scripts/debian-image.sh, tests/bed/ompi5_root.sh, tests/bed/minbase_root.sh,
+# tests/realapi/apiserver_build.sh). Sourced; the caller defines log().
 #
 # No archive host is written in the repository: by default the builds use the mirror this machine's own apt
 # uses, read from its sources when a build needs it, so a machine behind a local mirror or proxy needs no

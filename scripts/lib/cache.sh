@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Shared steps of the one-time builds cached under /var/cache/k8s-agent (scripts/third_party.sh,
-# tests/bed/ompi5_root.sh, tests/realapi/apiserver_build.sh). Sourced; the caller defines log().
+# scripts/sshd_build.sh, tests/bed/ompi5_root.sh, tests/bed/minbase_root.sh, tests/realapi/apiserver_build.sh).
+# Sourced; the caller defines log().
 # Sources lib/apt_mirror.sh (the Debian mirror) beside it.
 #
 # Each caller keeps its own recipe, cache key, stamp and completeness check; these functions hold what makes a

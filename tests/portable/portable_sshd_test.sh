@@ -15,7 +15,7 @@
 # Every sshd is stopped by its pid; the namespace and its mounts vanish with the test.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-SRC="$HERE/../.."
+SRC="$(cd "$HERE/../.." && pwd)"
 PORT=2222
 
 log() { printf '[portable-sshd-test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }

@@ -126,6 +126,14 @@ if [[ $EUID -ne 0 ]]; then
   echo "SKIP: needs root (chroot, mount and network namespaces)"
   exit 77
 fi
+if ! unshare --mount --net --propagation private true 2>/dev/null; then
+  echo "SKIP: cannot make a mount + network namespace here (unshare refused: a container without CAP_SYS_ADMIN?)"
+  exit 77
+fi
+[[ -x /usr/bin/ssh && -x /usr/bin/ssh-keygen ]] || {
+  echo "SKIP: the host's OpenSSH client is missing (apt-get install openssh-client, or scripts/deps.sh)"
+  exit 77
+}
 SSHD_BUILD="$SRC/scripts/sshd_build.sh"
 MINBASE="$SRC/tests/bed/minbase_root.sh"
 # shellcheck source=scripts/lib/cache.sh

@@ -59,21 +59,22 @@ done
 
 agent="$build_dir/launcher/k8s-agent"
 deliver="$build_dir/images/k8s-agent-deliver"
+sshd_entry="$build_dir/launcher/k8s-agent-sshd"
 
 # The binaries come from the project's own build (the one every test runs),
 # built here if missing or older than the sources would make them.
 build_binaries() {
   if ((no_build)); then
-    [[ -x "$agent" && -x "$deliver" ]] || die "--no-build: no $agent or $deliver"
+    [[ -x "$agent" && -x "$deliver" && -x "$sshd_entry" ]] || die "--no-build: no $agent, $deliver or $sshd_entry"
     return 0
   fi
   if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
     [[ "$build_dir" == "$repo/build" ]] || die "no CMake build in $build_dir"
     (cd "$repo" && cmake --preset default >/dev/null) || die "cmake --preset default failed"
   fi
-  cmake --build "$build_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver >/dev/null ||
-    die "building k8s-agent and k8s-agent-deliver in $build_dir failed"
-  [[ -x "$agent" && -x "$deliver" ]] || die "build produced no $agent or $deliver"
+  cmake --build "$build_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver k8s-agent-sshd >/dev/null ||
+    die "building k8s-agent, k8s-agent-deliver and k8s-agent-sshd in $build_dir failed"
+  [[ -x "$agent" && -x "$deliver" && -x "$sshd_entry" ]] || die "build produced no $agent, $deliver or $sshd_entry"
 }
 
 # Shared libraries the agent needs beyond glibc's own (libc, libm, the
@@ -114,6 +115,12 @@ stage_context() {
   : >"$ctx/.k8s-agent-context"
   strip -o "$ctx/k8s-agent" "$agent"
   strip -o "$ctx/k8s-agent-deliver" "$deliver"
+  # The workers' side: k8s-agent-sshd and the portable sshd (built stripped, cached).
+  local sshd_dir
+  sshd_dir="$("$repo/scripts/sshd_build.sh" ensure)" || die "building the portable sshd failed (see above)"
+  strip -o "$ctx/k8s-agent-sshd" "$sshd_entry"
+  cp "$sshd_dir/sshd" "$sshd_dir/sshd-session" "$sshd_dir/sshd-auth" "$ctx/"
+  chmod 0755 "$ctx"/k8s-agent-sshd "$ctx"/sshd "$ctx"/sshd-session "$ctx"/sshd-auth
   cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
     "$repo/images/ssh-setup.sh" "$repo/images/worker-entrypoint.sh" \
     "$repo/images/launcher-entrypoint.sh" "$repo/images/ompi-env.sh" "$ctx/"
@@ -121,7 +128,7 @@ stage_context() {
   chmod 0644 "$ctx"/*.conf
   # The delivery image's notices: the SBOM of the agent it carries and the licences of what that links.
   /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path)" \
-    "$ctx/sbom.spdx.json" "$ctx/licenses" || die "writing the SBOM of $agent failed"
+    "$ctx/sbom.spdx.json" "$ctx/licenses" "$ctx/k8s-agent-sshd" "$sshd_dir" || die "writing the SBOM of $agent failed"
   chmod 0755 "$ctx/licenses"
   chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
   # Same mtimes every time: engines that hash metadata then cache as well.

@@ -70,7 +70,7 @@ SSHD_CONFIGURE_FLAGS=(
   --with-default-path=/usr/local/bin:/usr/bin:/bin:/usr/games
   --with-superuser-path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
   PATH_PASSWD_PROG=/usr/bin/passwd
-  # Debian's own cache overrides (internal mkdtemp: https://bugs.debian.org/1001186; the
+  # Debian's own cache overrides (internal mkdtemp, Debian bug 1001186; the
   # -fzero-call-used-regs probe), and the glibc ceiling.
   ac_cv_func_mkdtemp=no ossh_cv_cflag__fzero_call_used_regs_used=no
   ac_cv_func_arc4random=no ac_cv_func_arc4random_buf=no ac_cv_func_arc4random_uniform=no

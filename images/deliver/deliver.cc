@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "plugin/base/files.h"
 #include "plugin/base/status.h"
-#include "plugin/base/unique_fd.h"
 
 namespace k8s_agent {
 namespace {
@@ -31,82 +31,25 @@ struct Payload {
 };
 
 // Everything the delivery image carries for the user's containers. The
-// binary is world-executable: the user's uid is not known here.
+// binaries are world-executable: the user's uid is not known here.
+// k8s-agent-sshd and the portable sshd (sshd, and the sshd-session and
+// sshd-auth it runs from beside itself) are the workers' side: an image with
+// no openssh-server runs `DIR/k8s-agent-sshd --keys SECRET_DIR`.
 // ompi-env.sh is for the user's launcher to source before mpirun: under
 // Open MPI 5 it gives the OMPI_MCA_ settings that operators write their
 // PRRTE names, which prterun would otherwise ignore (all ranks local).
-constexpr std::array<Payload, 4> kPayload = {{
+constexpr std::array<Payload, 8> kPayload = {{
     {"k8s-agent", 0755},
+    {"k8s-agent-sshd", 0755},
+    {"sshd", 0755},
+    {"sshd-session", 0755},
+    {"sshd-auth", 0755},
     {"openmpi-mca-params.conf", 0644},
     {"prte-mca-params.conf", 0644},
     {"ompi-env.sh", 0644},
 }};
 
 constexpr int kUsageError = 2;
-
-// The directory this program was started from: the payload sits beside it,
-// at the image root, or wherever an image volume mounts the image.
-StatusOr<std::string> SelfDir() {
-  std::vector<char> buf(PATH_MAX + 1);
-  ssize_t n = readlink("/proc/self/exe", buf.data(), buf.size() - 1);
-  if (n < 0) return ErrnoError("readlink /proc/self/exe", errno);
-  std::string path(buf.data(), static_cast<size_t>(n));
-  size_t slash = path.rfind('/');
-  return slash == 0 ? std::string("/") : path.substr(0, slash);
-}
-
-std::string JoinPath(const std::string& dir, const std::string& name) {
-  return dir == "/" ? dir + name : dir + "/" + name;
-}
-
-Status WriteAll(int fd, const char* data, size_t size,
-                const std::string& path) {
-  while (size > 0) {
-    ssize_t n = write(fd, data, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return ErrnoError("write " + path, errno);
-    data += n;
-    size -= static_cast<size_t>(n);
-  }
-  return OkStatus();
-}
-
-// Copies src to dst through a temporary file renamed into place, so a
-// container that starts while a restarted init container runs never sees
-// a half-written agent.
-Status CopyFile(const std::string& src, const std::string& dst, mode_t mode) {
-  UniqueFd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!in.valid()) return ErrnoError("open " + src, errno);
-  std::string tmp = dst + ".tmp." + std::to_string(getpid());
-  UniqueFd out(
-      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!out.valid()) return ErrnoError("create " + tmp, errno);
-  std::array<char, 1 << 16> buf{};
-  Status status;
-  while (status.ok()) {
-    ssize_t n = read(in.get(), buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      status = ErrnoError("read " + src, errno);
-    } else if (n == 0) {
-      break;
-    } else {
-      status = WriteAll(out.get(), buf.data(), static_cast<size_t>(n), tmp);
-    }
-  }
-  // fchmod, not the open mode: the umask must not take the x bits away.
-  if (status.ok() && fchmod(out.get(), mode) != 0) {
-    status = ErrnoError("chmod " + tmp, errno);
-  }
-  if (status.ok() && close(out.release()) != 0) {
-    status = ErrnoError("close " + tmp, errno);
-  }
-  if (status.ok() && rename(tmp.c_str(), dst.c_str()) != 0) {
-    status = ErrnoError("rename " + tmp + " to " + dst, errno);
-  }
-  if (!status.ok()) unlink(tmp.c_str());
-  return status;
-}
 
 Status Deliver(const std::string& dir) {
   struct stat st {};
@@ -116,11 +59,11 @@ Status Deliver(const std::string& dir) {
         " is not a directory (mount an emptyDir volume there, shared "
         "with the containers that run mpirun)");
   }
-  K8S_ASSIGN_OR_RETURN(std::string from, SelfDir());
+  K8S_ASSIGN_OR_RETURN(std::string from, SelfExeDir());
   for (const Payload& p : kPayload) {
-    K8S_RETURN_IF_ERROR(
-        CopyFile(JoinPath(from, p.name), JoinPath(dir, p.name), p.mode)
-            .WithContext("delivering " + std::string(p.name)));
+    K8S_RETURN_IF_ERROR(CopyFileAtomically(JoinPath(from, p.name),
+                                           JoinPath(dir, p.name), p.mode)
+                            .WithContext("delivering " + std::string(p.name)));
   }
   return OkStatus();
 }
@@ -129,11 +72,14 @@ int Main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] == '\0' || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: k8s-agent-deliver DIR\n"
-                 "Copies k8s-agent, the Open MPI presets "
+                 "Copies k8s-agent, k8s-agent-sshd with a portable sshd, "
+                 "the Open MPI presets\n"
                  "(openmpi-mca-params.conf, prte-mca-params.conf) and "
                  "ompi-env.sh into DIR,\n"
                  "e.g. an emptyDir shared with the pod's other containers; "
-                 "then set plm_rsh_agent to DIR/k8s-agent.\n");
+                 "then set plm_rsh_agent to DIR/k8s-agent,\n"
+                 "and run workers whose image has no sshd as "
+                 "DIR/k8s-agent-sshd --keys SECRET_DIR.\n");
     return kUsageError;
   }
   std::string dir = argv[1];
@@ -142,9 +88,12 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "k8s-agent-deliver: %s\n", status.message().c_str());
     return 1;
   }
-  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s, %s, %s)\n",
-              dir.c_str(), kPayload[1].name, kPayload[2].name,
-              kPayload[3].name);
+  std::string with;
+  for (size_t i = 1; i < kPayload.size(); ++i) {
+    with += (i > 1 ? ", " : "") + std::string(kPayload[i].name);
+  }
+  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s)\n", dir.c_str(),
+              with.c_str());
   return 0;
 }
 

@@ -4,6 +4,13 @@
 of everything linked into the binary statically.
 
 usage: sbom.py BINARY THIRD_PARTY_PREFIX OUT_SBOM LICENSES_DIR
+               [SSHD_ENTRY SSHD_DIR]
+
+With SSHD_ENTRY (k8s-agent-sshd) and SSHD_DIR (scripts/sshd_build.sh's
+install dir), the document also covers the workers' side the delivery
+image carries: the entry, and OpenSSH's sshd, sshd-session and sshd-auth
+with the libraries linked into them statically (their versions from the
+build machine's -dev packages, OpenSSH's from the build's pin).
 
 The components and their versions come from the binary's own --version
 ("linked: OpenSSL 3.0.19, libssh2 1.11.1, ...") and its source package from
@@ -88,7 +95,101 @@ def linked_versions(binary):
     return version, commit, date, linked
 
 
-def main(binary, prefix, out_sbom, licenses):
+# What scripts/sshd_build.sh links into the sshd binaries statically besides
+# OpenSSL (the agent's component, the same -dev package): (name, -dev
+# package, declared licence).
+SSHD_LINKED = [
+    ("zlib", "zlib1g-dev", "Zlib"),
+    ("libxcrypt", "libcrypt-dev", "LGPL-2.1-or-later"),
+]
+SSHD_BINARIES = ["sshd", "sshd-session", "sshd-auth"]
+
+
+def sha256_of(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def dev_component(spdx_id, name, dev, licence, licenses):
+    """An SPDX package for a Debian 12 -dev package's static library, its
+    copyright file copied into `licenses`."""
+    source, deb_version = dpkg_source(dev)
+    path = "/usr/share/doc/%s/copyright" % dev
+    if not os.path.exists(path):
+        raise SystemExit("sbom: no copyright file for " + source)
+    with open(path, "rb") as f, open(
+            os.path.join(licenses, source + ".copyright"), "wb") as out:
+        out.write(f.read())
+    return {
+        "SPDXID": spdx_id, "name": name,
+        "versionInfo": deb_version.split(":")[-1].split("-")[0],
+        "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
+        "licenseConcluded": licence, "licenseDeclared": licence,
+        "copyrightText": "see licenses/%s.copyright" % source,
+        "sourceInfo": "Debian source package %s %s" % (source, deb_version),
+        "externalRefs": [{
+            "referenceCategory": "PACKAGE-MANAGER",
+            "referenceType": "purl",
+            "referenceLocator": "pkg:deb/debian/%s@%s?arch=source"
+                                % (source, deb_version)}],
+    }
+
+
+def worker_side(entry, sshd_dir, version, commit, licenses):
+    """Packages and relationships for k8s-agent-sshd and the portable sshd."""
+    with open(os.path.join(sshd_dir, ".k8s-agent-portable-sshd-stamp")) as f:
+        pin = f.read().split()[0].split("=", 1)[1]  # "openssh=1:10.0p1-..."
+    with open(os.path.join(sshd_dir, "copyright"), "rb") as f, open(
+            os.path.join(licenses, "openssh.copyright"), "wb") as out:
+        out.write(f.read())
+    packages = [{
+        "SPDXID": "SPDXRef-k8s-agent-sshd", "name": "k8s-agent-sshd",
+        "versionInfo": version, "downloadLocation": "NOASSERTION",
+        "filesAnalyzed": False, "licenseConcluded": "Apache-2.0",
+        "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
+        "sourceInfo": "built from commit " + commit,
+        "checksums": [{"algorithm": "SHA256",
+                       "checksumValue": sha256_of(entry)}],
+    }]
+    relationships = [{"spdxElementId": "SPDXRef-DOCUMENT",
+                      "relationshipType": "DESCRIBES",
+                      "relatedSpdxElement": "SPDXRef-k8s-agent-sshd"},
+                     {"spdxElementId": "SPDXRef-k8s-agent-sshd",
+                      "relationshipType": "STATIC_LINK",
+                      "relatedSpdxElement": "SPDXRef-libstdcxx"}]
+    linked = ["SPDXRef-openssl"]
+    for name, dev, licence in SSHD_LINKED:
+        spdx_id = "SPDXRef-sshd-" + name
+        packages.append(dev_component(spdx_id, name, dev, licence, licenses))
+        linked.append(spdx_id)
+    for binary in SSHD_BINARIES:
+        spdx_id = "SPDXRef-openssh-" + binary
+        packages.append({
+            "SPDXID": spdx_id, "name": binary,
+            "versionInfo": pin.split(":")[-1],
+            "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
+            "licenseConcluded": "SSH-OpenSSH", "licenseDeclared": "SSH-OpenSSH",
+            "copyrightText": "see licenses/openssh.copyright",
+            "sourceInfo": "built by scripts/sshd_build.sh from Debian source "
+                          "package openssh " + pin,
+            "checksums": [{"algorithm": "SHA256", "checksumValue":
+                           sha256_of(os.path.join(sshd_dir, binary))}],
+            "externalRefs": [{
+                "referenceCategory": "PACKAGE-MANAGER",
+                "referenceType": "purl",
+                "referenceLocator": "pkg:deb/debian/openssh@%s?arch=source"
+                                    % pin}],
+        })
+        relationships.append({"spdxElementId": "SPDXRef-DOCUMENT",
+                              "relationshipType": "DESCRIBES",
+                              "relatedSpdxElement": spdx_id})
+        relationships += [{"spdxElementId": spdx_id,
+                           "relationshipType": "STATIC_LINK",
+                           "relatedSpdxElement": lib} for lib in linked]
+    return packages, relationships
+
+
+def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
     version, commit, date, linked = linked_versions(binary)
     with open(binary, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
@@ -157,6 +258,11 @@ def main(binary, prefix, out_sbom, licenses):
     relationships.append({"spdxElementId": "SPDXRef-k8s-agent",
                           "relationshipType": "STATIC_LINK",
                           "relatedSpdxElement": "SPDXRef-libstdcxx"})
+    if sshd_entry:
+        more, links = worker_side(sshd_entry, sshd_dir, version, commit,
+                                  licenses)
+        packages += more
+        relationships += links
     doc = {
         "spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0",
         "SPDXID": "SPDXRef-DOCUMENT",
@@ -174,6 +280,6 @@ def main(binary, prefix, out_sbom, licenses):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
+    if len(sys.argv) not in (5, 7):
         sys.exit(__doc__)
     sys.exit(main(*sys.argv[1:]))

@@ -22,7 +22,7 @@ set -uo pipefail
 MINBASE_SUITE=trixie
 MINBASE_PACKAGES="openmpi-bin"
 # Anything that changes the resulting root belongs in the recipe string (and so in the stamp).
-MINBASE_RECIPE="v1 suite=$MINBASE_SUITE variant=minbase packages=$MINBASE_PACKAGES no-recommends"
+MINBASE_RECIPE="v2 suite=$MINBASE_SUITE variant=minbase packages=$MINBASE_PACKAGES no-recommends"
 MINBASE_KEY="$(printf '%s' "$MINBASE_RECIPE" | sha256sum | cut -c1-12)"
 MINBASE_ROOT="$K8S_MINBASE_CACHE/trixie-minbase-$MINBASE_KEY"
 MINBASE_STAMP=".k8s-agent-minbase-stamp"
@@ -40,7 +40,7 @@ minbase_check() {
     say "no stamp of '$MINBASE_RECIPE' (not built)"
     return 1
   }
-  for f in usr/bin/mpirun usr/bin/prted bin/sh bin/bash; do
+  for f in usr/bin/mpirun usr/bin/prted bin/sh bin/bash etc/hosts etc/resolv.conf; do
     [[ -e "$r/$f" ]] || {
       say "$f missing"
       return 1
@@ -83,6 +83,8 @@ build_into() {
     rm -rf "$t"/var/lib/apt/lists/*
     umount "$t/proc"
     rm -f "$t/usr/sbin/policy-rc.d"
+    # Mount points for what the kubelet (and the bed) mount over in a container; nothing else is added.
+    touch "$t/etc/hosts" "$t/etc/resolv.conf"
   ' build "$t" "$mirror" "$MINBASE_SUITE" "$MINBASE_PACKAGES"
 }
 

@@ -79,19 +79,23 @@ def ignored(path, patterns):
     return any(fnmatch.fnmatch(path.rstrip("/"), p) or path.startswith(p.rstrip("/") + "/")
                for p in patterns)
 
-# The build context is what scripts/images.sh stages: k8s-agent and
-# k8s-agent-deliver built on the host, the presets and the entrypoints.
+# The build context is what scripts/images.sh stages: k8s-agent,
+# k8s-agent-deliver and k8s-agent-sshd built on the host, the portable sshd
+# (scripts/sshd_build.sh), the presets and the entrypoints.
 images_sh = open(os.path.join(repo, "scripts", "images.sh")).read()
 sources = {"openmpi-mca-params.conf": "ompi-conf", "prte-mca-params.conf": "ompi-conf",
            "ssh-setup.sh": "images", "worker-entrypoint.sh": "images",
            "launcher-entrypoint.sh": "images", "ompi-env.sh": "images"}
-context = {"k8s-agent", "k8s-agent-deliver", "sbom.spdx.json", "licenses"} | set(sources)
+context = {"k8s-agent", "k8s-agent-deliver", "k8s-agent-sshd", "sshd", "sshd-session", "sshd-auth",
+           "sbom.spdx.json", "licenses"} | set(sources)
 check("scripts/lib/sbom.py" in images_sh, "images.sh writes the SBOM and the licences")
 for f, d in sources.items():
     check(os.path.exists(os.path.join(repo, d, f)) and f"$repo/{d}/{f}" in images_sh,
           f"images.sh stages {d}/{f}")
 check('strip -o "$ctx/k8s-agent" "$agent"' in images_sh and
-      'strip -o "$ctx/k8s-agent-deliver" "$deliver"' in images_sh, "images.sh stages both binaries")
+      'strip -o "$ctx/k8s-agent-deliver" "$deliver"' in images_sh and
+      'strip -o "$ctx/k8s-agent-sshd" "$sshd_entry"' in images_sh and
+      "scripts/sshd_build.sh" in images_sh, "images.sh stages the binaries and the portable sshd")
 check("--pull=never" in images_sh, "images.sh never pulls")
 
 def parsed(name):
@@ -164,10 +168,11 @@ if p is not None:
     delivery, dests = p
     check(delivery["base"] == "scratch", f"{where}: FROM scratch (nothing but the payload)")
     check(not any(w == "RUN" for w, _ in delivery["instrs"]), f"{where}: no RUN")
-    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "licenses", "ompi-env.sh",
-                            "openmpi-mca-params.conf", "prte-mca-params.conf", "sbom.spdx.json"]
+    check(sorted(dests) == ["k8s-agent", "k8s-agent-deliver", "k8s-agent-sshd", "licenses",
+                            "ompi-env.sh", "openmpi-mca-params.conf", "prte-mca-params.conf",
+                            "sbom.spdx.json", "sshd", "sshd-auth", "sshd-session"]
           and all(d == "/" + s for s, d in dests.items()),
-          f"{where}: the agent, the copier, the presets, ompi-env.sh and the notices at the image root")
+          f"{where}: the agent, the sshd side, the copier, the presets, ompi-env.sh and the notices at the image root")
     entry = [json.loads(r) for w, r in delivery["instrs"] if w == "ENTRYPOINT"]
     check(entry == [["/k8s-agent-deliver"]], f"{where}: ENTRYPOINT is the copier")
     users = [r for w, r in delivery["instrs"] if w == "USER"]

@@ -15,6 +15,8 @@
 #                       workers' own k8s-agent, over worker pods that start late
 #   delivery_debian13   the delivery image fills an emptyDir (and serves as an image volume); an unchanged
 #                       Debian 13 image runs the agent from it and launches a job on the workers
+#   stock_workers       workers from the stock Debian 13 image (no OpenSSH) run the delivered
+#                       k8s-agent-sshd; a stock launcher reaches them; SIGTERM ends the worker
 # Exit: 0 pass, 1 fail, 77 skip (not root, podman missing, images not built).
 set -uo pipefail
 
@@ -183,7 +185,8 @@ s_build() {
   local t0 rc cold warm files out
   img_prereqs
   command -v debootstrap >/dev/null || skip "debootstrap missing (scripts/test.sh installs it)"
-  [[ -x "$E2E_AGENT" && -x "$build_dir/images/k8s-agent-deliver" ]] || fail "build k8s-agent and k8s-agent-deliver first"
+  [[ -x "$E2E_AGENT" && -x "$build_dir/images/k8s-agent-deliver" && -x "$build_dir/launcher/k8s-agent-sshd" ]] ||
+    fail "build k8s-agent, k8s-agent-deliver and k8s-agent-sshd first"
   # The Debian 13 image (for delivery_debian13) is made meanwhile: on a cold machine both debootstraps
   # mostly wait for the mirror.
   # Its own process group, so that a failure here stops all of it (a killed build leaves nothing behind).
@@ -219,7 +222,7 @@ s_build() {
   podman create --name k8s-agent-images-test "$DELIVERY_IMAGE" >/dev/null || fail "podman create $DELIVERY_IMAGE"
   files="$(podman export k8s-agent-images-test | tar -tvf - | awk '$1 ~ /^-/ && $3 > 0 { print $NF }' | sort | tr '\n' ' ')"
   podman rm -f -i k8s-agent-images-test >/dev/null 2>&1
-  [[ "$files" == "k8s-agent k8s-agent-deliver licenses/curl.copyright licenses/gcc-"[0-9]*".copyright licenses/libssh2.copyright licenses/nghttp2.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json " ]] ||
+  [[ "$files" == "k8s-agent k8s-agent-deliver k8s-agent-sshd licenses/curl.copyright licenses/gcc-"[0-9]*".copyright licenses/libssh2.copyright licenses/libxcrypt.copyright licenses/nghttp2.copyright licenses/openssh.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright licenses/zlib.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json sshd sshd-auth sshd-session " ]] ||
     fail "delivery image holds: $files"
   out="$(podman run --rm "$DELIVERY_IMAGE" 2>&1)"
   rc=$?
@@ -387,10 +390,64 @@ s_delivery_debian13() {
   pass
 }
 
+# Workers from a stock image with no OpenSSH at all (debian:trixie-slim): the delivery image's init
+# container fills an emptyDir, the worker's command is the delivered k8s-agent-sshd on the job's Secret
+# (kubelet layout, files 0440), and a stock launcher reaches them through the delivered agent. Then
+# SIGTERM (podman stop) ends the worker's sshd.
+s_stock_workers() {
+  local dir out pod
+  img_prereqs
+  img_need_images "$DELIVERY_IMAGE" "$DEBIAN13_IMAGE"
+  img_bed_up 2
+  dir="$BED_DIR/emptydir"
+  mkdir -p "$dir"
+  chmod 0777 "$dir"
+  out="$(podman run --rm --cap-drop ALL -v "$dir:/opt/k8s-agent" "$DELIVERY_IMAGE" /opt/k8s-agent 2>&1)" ||
+    fail "delivery into the emptyDir: $out"
+  step "$out"
+  for f in k8s-agent-sshd sshd sshd-session sshd-auth; do
+    [[ "$(stat -c %a "$dir/$f")" == 755 ]] || fail "delivered $f: mode $(stat -c %a "$dir/$f")"
+  done
+  podman image inspect "$DEBIAN13_IMAGE" >/dev/null || fail "no $DEBIAN13_IMAGE"
+  for pod in w-0 w-1; do
+    img_pod_args "$pod"
+    # As root with a container runtime's default capabilities (sshd's privilege separation needs
+    # setuid, setgid and chroot), the image as it is.
+    podman run -d "${POD_ARGS[@]}" --user 0:0 --cap-add CHOWN,DAC_OVERRIDE,FOWNER,FSETID,KILL,SETGID,SETUID,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,AUDIT_WRITE \
+      -v "$dir:/opt/k8s-agent:ro" "$DEBIAN13_IMAGE" /opt/k8s-agent/k8s-agent-sshd --keys /etc/ssh-secret >/dev/null ||
+      fail "podman run $DEBIAN13_IMAGE for $pod failed"
+    img_worker_wait "$pod"
+    bed_worker_phase "$pod" Running || fail "control API"
+    podman exec "$BED_PREFIX-$pod" sh -c 'test ! -e /usr/sbin/sshd && ! getent passwd sshd' ||
+      fail "$pod: the stock image has an sshd of its own"
+  done
+  step "$(podman logs "$BED_PREFIX-w-0" 2>&1 | grep -m1 '^k8s-agent-sshd: ')"
+  img_pod_args launcher
+  img_start_job stock "${POD_ARGS[@]}" -v "$dir:/opt/k8s-agent:ro" "$DEBIAN13_IMAGE" bash -ec '
+    a=/opt/k8s-agent/k8s-agent
+    for h in w-0 w-1; do
+      $a -p 2222 -l root -i /etc/ssh-secret/id_ed25519 -o UserKnownHostsFile=/etc/ssh-secret/known_hosts \
+        "$h" "echo job step on \$(hostname) as \$(id -un) PATH=\$PATH"
+    done'
+  wait_job 60
+  expect_rc 0
+  expect_output '^job step on w-0 as root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin$'
+  expect_output '^job step on w-1 as root '
+  for pod in w-0 w-1; do
+    [[ "$(img_worker_logins "$pod")" == "Accepted publickey for root from $(bed_pod_ip launcher)" ]] ||
+      fail "$pod: expected one login from the launcher: $(img_worker_logins "$pod")"
+  done
+  podman stop -t 30 "$BED_PREFIX-w-0" >/dev/null || fail "podman stop w-0"
+  podman logs "$BED_PREFIX-w-0" 2>&1 | grep -q 'Received signal 15; terminating' ||
+    fail "w-0's sshd did not end on SIGTERM: $(podman logs "$BED_PREFIX-w-0" 2>&1 | tail -3)"
+  step "w-0 stopped: sshd ended on SIGTERM (exit $(podman inspect -f '{{.State.ExitCode}}' "$BED_PREFIX-w-0"))"
+  pass
+}
+
 case "$scenario" in
-build | worker_sshd | launcher_tree_late | delivery_debian13) "s_$scenario" ;;
+build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers) "s_$scenario" ;;
 *)
-  sed -n '9,16p' "$0" >&2
+  sed -n '9,18p' "$0" >&2
   exit 2
   ;;
 esac

@@ -28,13 +28,15 @@ E2E_NAME="${1:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e_ompi5_tree.sh"
 # shellcheck source=e2e_operators.sh
 . "$(dirname "${BASH_SOURCE[0]}")/e2e_operators.sh"
+# shellcheck source=e2e_stock.sh
+. "$(dirname "${BASH_SOURCE[0]}")/e2e_stock.sh"
 
 SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then_running s04a_pod_failed
   s04b_image_pull_backoff s05_recreated_new_ip s06_tree_spawn s07_no_tree_spawn s08_fqdn_hostfile
   s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5
   s14_link_cut s15_kill_agent s16_valgrind s17_image_entrypoints s18_openmpi5_tree_spawn
   s19_openmpi5_no_tree_spawn s20_openmpi5_late_and_failing s21_openmpi5_stdin_key s22_mpi4py
-  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames)
+  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames s26_stock_workers)
 
 # The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
 s00_bed_selfcheck() {

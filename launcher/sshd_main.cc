@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// k8s-agent-sshd: a worker's entry. Makes the job's ssh Secret usable by
+// sshd (copies with the owners and modes sshd insists on), writes sshd's
+// config, and runs sshd in the foreground, so an unchanged image needs no
+// openssh-server, sshd user, /run/sshd or host keys of its own.
+//
+//   k8s-agent-sshd [--port N] [--keys DIR] [--user NAME] [--sshd PATH]
+//                  [--run-dir DIR] [--session-env NAME,...]
+//                  [--log-level LEVEL] [-- ARGS]
+//
+// It execs sshd (-D -e): sshd then is the container's main process, gets
+// SIGTERM directly and reaps what its sessions leave behind.
+
+#include <getopt.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "build_info.h"
+#include "plugin/base/files.h"
+#include "plugin/base/strings.h"
+#include "plugin/sshd/job_keys.h"
+#include "plugin/sshd/run_dir.h"
+#include "plugin/sshd/session_user.h"
+#include "plugin/sshd/sshd_config.h"
+
+#ifndef K8S_AGENT_VERSION
+#define K8S_AGENT_VERSION "unknown"
+#endif
+
+extern char** environ;
+
+namespace k8s_agent::sshd {
+namespace {
+
+// The agent's own failures exit 255, as ssh's and k8s-agent's do.
+constexpr int kFailure = 255;
+
+// The privilege-separation directory the delivered sshd was built with
+// (scripts/sshd_build.sh: root-owned and not writable in any Debian-like
+// image), and the one Debian's packaged sshd uses.
+constexpr const char* kDeliveredPrivsepDir = "/var/lib/misc";
+constexpr const char* kDebianPrivsepDir = "/run/sshd";
+constexpr const char* kDebianSshd = "/usr/sbin/sshd";
+
+struct Args {
+  int port = 2222;
+  std::string keys = "/etc/ssh-secret";
+  std::string user;
+  std::string sshd;
+  std::string run_dir;
+  std::string log_level = "INFO";
+  std::vector<std::string> session_env;
+  std::vector<std::string> sshd_args;
+  bool help = false;
+  bool version = false;
+};
+
+constexpr const char* kUsage =
+    "usage: k8s-agent-sshd [--port N] [--keys DIR] [--user NAME] "
+    "[--sshd PATH]\n"
+    "                      [--run-dir DIR] [--session-env NAME,...] "
+    "[--log-level LEVEL]\n"
+    "                      [-- SSHD-ARGS]\n"
+    "Runs sshd in the foreground for an MPI job's workers, from the job's "
+    "ssh Secret.\n"
+    "  --port N          port to listen on (2222)\n"
+    "  --keys DIR        the mounted ssh Secret (/etc/ssh-secret): "
+    "k8s-agent's,\n"
+    "                    mpi-operator's, Trainer's or Volcano's layout\n"
+    "  --user NAME       as root, the user to serve (root); as another "
+    "uid, only\n"
+    "                    that uid's own user can be served\n"
+    "  --sshd PATH       sshd to run (the one beside this program, else "
+    "/usr/sbin/sshd)\n"
+    "  --run-dir DIR     where its files and sshd.pid go (a fresh "
+    "directory in\n"
+    "                    $TMPDIR or /tmp)\n"
+    "  --session-env L   more variables to hand to every session, besides "
+    "PATH,\n"
+    "                    LD_LIBRARY_PATH, KUBERNETES_SERVICE_* and "
+    "K8S_AGENT_*\n"
+    "  --log-level L     sshd's LogLevel (INFO)\n"
+    "  -V, --version     print the version\n";
+
+StatusOr<Args> ParseArgs(int argc, char** argv) {
+  static const option kLong[] = {
+      {"port", required_argument, nullptr, 'p'},
+      {"keys", required_argument, nullptr, 'k'},
+      {"user", required_argument, nullptr, 'u'},
+      {"sshd", required_argument, nullptr, 's'},
+      {"run-dir", required_argument, nullptr, 'r'},
+      {"session-env", required_argument, nullptr, 'e'},
+      {"log-level", required_argument, nullptr, 'l'},
+      {"help", no_argument, nullptr, 'h'},
+      {"version", no_argument, nullptr, 'V'},
+      {nullptr, 0, nullptr, 0}};
+  Args a;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "+hV", kLong, nullptr)) != -1) {
+    std::string v = optarg ? optarg : "";
+    if (c == 'p') {
+      auto port = ParseInt(v);
+      if (!port.ok() || *port < 1 || *port > 65535) {
+        return InvalidArgumentError("--port " + v + ": not a port (1-65535)");
+      }
+      a.port = *port;
+    } else if (c == 'k') {
+      a.keys = v;
+    } else if (c == 'u') {
+      a.user = v;
+    } else if (c == 's') {
+      a.sshd = v;
+    } else if (c == 'r') {
+      a.run_dir = v;
+    } else if (c == 'e') {
+      for (const std::string& n : Split(v, ',')) {
+        if (!n.empty()) a.session_env.push_back(n);
+      }
+    } else if (c == 'l') {
+      a.log_level = v;
+    } else if (c == 'h') {
+      a.help = true;
+    } else if (c == 'V') {
+      a.version = true;
+    } else {
+      std::string bad = argv[optind - 1];
+      return InvalidArgumentError(bad + ": unknown option, or one that " +
+                                  "needs a value (see --help)");
+    }
+  }
+  a.sshd_args.assign(argv + optind, argv + argc);
+  return a;
+}
+
+std::vector<std::pair<std::string, std::string>> Environment() {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos)
+      env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return env;
+}
+
+bool IsExecutable(const std::string& path) {
+  return access(path.c_str(), X_OK) == 0;
+}
+
+// The delivered sshd beside this program, else the image's own.
+StatusOr<std::string> FindSshd(const std::string& requested) {
+  if (!requested.empty()) {
+    if (requested[0] != '/') {
+      return InvalidArgumentError("--sshd " + requested + ": sshd re-execs " +
+                                  "itself and needs an absolute path");
+    }
+    if (!IsExecutable(requested)) {
+      return FailedPreconditionError("--sshd " + requested + ": not an " +
+                                     "executable file");
+    }
+    return requested;
+  }
+  K8S_ASSIGN_OR_RETURN(std::string self, SelfExeDir());
+  std::string beside = JoinPath(self, "sshd");
+  if (IsExecutable(beside)) return beside;
+  if (IsExecutable(kDebianSshd)) return std::string(kDebianSshd);
+  return FailedPreconditionError(
+      "no sshd beside this program (" + beside + ") and none at " +
+      kDebianSshd + ": copy the delivered one there (k8s-agent-deliver " +
+      "does), or pass --sshd PATH");
+}
+
+// As root, sshd refuses to start without its privilege-separation
+// directory, root-owned and writable by root alone.
+Status EnsurePrivsepDir(const std::string& dir) {
+  struct stat st {};
+  if (stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) return ErrnoError("stat " + dir, errno);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoError("creating sshd's privilege-separation directory " + dir,
+                        errno);
+    }
+    return OkStatus();
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022) != 0) {
+    return FailedPreconditionError(
+        dir + " (sshd's privilege-separation directory) must be a " +
+        "directory owned by root and writable by root only");
+  }
+  return OkStatus();
+}
+
+std::string Beside(const std::string& sshd, const char* name) {
+  std::string path = JoinPath(sshd.substr(0, sshd.rfind('/')), name);
+  return IsExecutable(path) ? path : std::string();
+}
+
+// What every session gets: the container's PATH and LD_LIBRARY_PATH (sshd
+// gives a non-interactive session only its compiled-in PATH), the in-cluster
+// API address and the agent's settings, so that k8s-agent run by orted here
+// finds what the launcher's found.
+std::vector<std::pair<std::string, std::string>> SessionEnv(const Args& args,
+                                                            const RunDir& run) {
+  auto env = Environment();
+  std::vector<std::string> names = {"PATH", "LD_LIBRARY_PATH",
+                                    "KUBERNETES_SERVICE_HOST",
+                                    "KUBERNETES_SERVICE_PORT"};
+  for (const auto& [name, value] : env) {
+    if (StartsWith(name, "K8S_AGENT_")) names.push_back(name);
+  }
+  names.insert(names.end(), args.session_env.begin(), args.session_env.end());
+  bool has_config = std::any_of(env.begin(), env.end(), [](const auto& e) {
+    return e.first == "K8S_AGENT_SSH_CONFIG";
+  });
+  if (!has_config && !run.client_config.empty()) {
+    env.emplace_back("K8S_AGENT_SSH_CONFIG", run.client_config);
+    names.push_back("K8S_AGENT_SSH_CONFIG");
+  }
+  std::vector<std::string> skipped;
+  auto out = SessionEnvironment(names, env, &skipped);
+  for (const std::string& name : skipped) {
+    std::fprintf(stderr,
+                 "k8s-agent-sshd: not handing %s to sessions: its value has "
+                 "a quote, backslash or newline sshd_config cannot hold\n",
+                 name.c_str());
+  }
+  return out;
+}
+
+void SayWhatRuns(const Args& args, const SessionUser& user, const JobKeys& keys,
+                 const std::string& sshd, const RunDir& run) {
+  std::fprintf(stderr,
+               "k8s-agent-sshd: %s on port %d for %s; host key %s (%s); "
+               "authorized keys %s; files in %s\n",
+               sshd.c_str(), args.port, user.name.c_str(),
+               keys.host_key_path.c_str(), keys.layout.c_str(),
+               keys.authorized_keys_path.c_str(), run.dir.c_str());
+  if (run.client_config.empty()) {
+    std::fprintf(stderr,
+                 "k8s-agent-sshd: no tree-spawn client settings: %s has no "
+                 "user key or no public half of the host key (.pub), so "
+                 "k8s-agent run from this worker cannot check other "
+                 "workers' host key\n",
+                 args.keys.c_str());
+  }
+}
+
+// Returns only on failure: on success sshd replaces this process.
+Status Run(const Args& args) {
+  bool root = geteuid() == 0;
+  K8S_ASSIGN_OR_RETURN(SessionUser user,
+                       ResolveSessionUser(args.user, geteuid()));
+  K8S_RETURN_IF_ERROR(CheckCanLogIn(user, root, "/etc/shadow"));
+  K8S_ASSIGN_OR_RETURN(JobKeys keys, LoadJobKeys(args.keys));
+  K8S_ASSIGN_OR_RETURN(std::string sshd, FindSshd(args.sshd));
+  std::string session = Beside(sshd, "sshd-session");
+  if (root) {
+    K8S_RETURN_IF_ERROR(EnsurePrivsepDir(
+        session.empty() ? kDebianPrivsepDir : kDeliveredPrivsepDir));
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  K8S_ASSIGN_OR_RETURN(
+      RunDir run,
+      args.run_dir.empty()
+          ? MakeRunDir(tmp && *tmp ? tmp : "/tmp", keys, user, args.port)
+          : UseRunDir(args.run_dir, keys, user, args.port));
+  SshdSettings s;
+  s.port = args.port;
+  s.user = user.name;
+  s.host_key_file = run.host_key;
+  s.authorized_keys_file = run.authorized_keys;
+  s.pid_file = run.pid_file;
+  s.session_path = session;
+  s.auth_path = Beside(sshd, "sshd-auth");
+  s.log_level = args.log_level;
+  s.session_env = SessionEnv(args, run);
+  K8S_RETURN_IF_ERROR(
+      WriteFileAtomically(run.config, RenderSshdConfig(s), 0600));
+  SayWhatRuns(args, user, keys, sshd, run);
+  std::vector<std::string> words = {sshd, "-D", "-e", "-f", run.config};
+  words.insert(words.end(), args.sshd_args.begin(), args.sshd_args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  execv(sshd.c_str(), argv.data());
+  return ErrnoError("exec " + sshd, errno);
+}
+
+int Main(int argc, char** argv) {
+  StatusOr<Args> args = ParseArgs(argc, argv);
+  if (!args.ok()) {
+    std::fprintf(stderr, "k8s-agent-sshd: %s\n",
+                 args.status().message().c_str());
+    return kFailure;
+  }
+  if (args->help) {
+    std::fputs(kUsage, stdout);
+    return 0;
+  }
+  if (args->version) {
+    std::printf("k8s-agent-sshd %s\ncommit %s%s (%s)\n", K8S_AGENT_VERSION,
+                K8S_AGENT_COMMIT, K8S_AGENT_COMMIT_DIRTY ? "-dirty" : "",
+                K8S_AGENT_COMMIT_DATE);
+    return 0;
+  }
+  Status status = Run(*args);
+  std::fprintf(stderr, "k8s-agent-sshd: %s\n", status.message().c_str());
+  return kFailure;
+}
+
+}  // namespace
+}  // namespace k8s_agent::sshd
+
+int main(int argc, char** argv) { return k8s_agent::sshd::Main(argc, argv); }

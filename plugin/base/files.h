@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writing files so that a reader never sees half of one: the delivery
+// copier (images/deliver) and the worker's sshd entry (plugin/sshd) install
+// what other processes start from.
+#ifndef K8S_AGENT_PLUGIN_BASE_FILES_H_
+#define K8S_AGENT_PLUGIN_BASE_FILES_H_
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "plugin/base/status.h"
+
+namespace k8s_agent {
+
+/// Who a written file belongs to; unset keeps the writer's own ids.
+struct FileOwner {
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+/// Writes `content` to `path` through a temporary file beside it, given
+/// `mode` (not masked by the umask) and `owner`, renamed into place.
+Status WriteFileAtomically(const std::string& path, std::string_view content,
+                           mode_t mode,
+                           std::optional<FileOwner> owner = std::nullopt);
+
+/// Copies `src` to `dst` the same way (streamed: any size).
+Status CopyFileAtomically(const std::string& src, const std::string& dst,
+                          mode_t mode);
+
+/// The directory of the running program (/proc/self/exe), symlinks
+/// resolved: what is delivered sits beside it.
+StatusOr<std::string> SelfExeDir();
+
+/// "dir/name", without doubling the slash of "/".
+std::string JoinPath(const std::string& dir, const std::string& name);
+
+}  // namespace k8s_agent
+
+#endif  // K8S_AGENT_PLUGIN_BASE_FILES_H_

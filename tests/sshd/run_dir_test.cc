@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "plugin/sshd/run_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gtest/gtest.h"
+#include "plugin/base/strings.h"
+#include "tests/sshd/secret_dir.h"
+
+namespace k8s_agent::sshd {
+namespace {
+
+mode_t ModeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+uid_t OwnerOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(stat(path.c_str(), &st), 0) << path;
+  return st.st_uid;
+}
+
+JobKeys Keys() {
+  JobKeys k;
+  k.host_key = "HOST";
+  k.host_public_key = "ssh-ed25519 AAAA";
+  k.authorized_keys = "ssh-ed25519 AAAA\n";
+  k.user_key = "USER";
+  return k;
+}
+
+TEST(RunDirTest, PrivateCopiesWithTheModesSshdWants) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  auto run = MakeRunDir(parent.root(), Keys(), me, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(ModeOf(run->dir), 0700u);
+  EXPECT_EQ(ModeOf(run->host_key), 0600u);
+  EXPECT_EQ(*ReadFileToString(run->host_key), "HOST");
+  EXPECT_EQ(ModeOf(run->authorized_keys), 0600u);
+  EXPECT_EQ(*ReadFileToString(run->authorized_keys), "ssh-ed25519 AAAA\n");
+  ASSERT_FALSE(run->client_config.empty());
+  std::string user_dir = run->dir + "/user";
+  EXPECT_EQ(ModeOf(user_dir), 0700u);
+  EXPECT_EQ(*ReadFileToString(user_dir + "/id_job"), "USER");
+  EXPECT_EQ(ModeOf(user_dir + "/id_job"), 0600u);
+  EXPECT_EQ(*ReadFileToString(user_dir + "/known_hosts"),
+            "*,[*]:2222 ssh-ed25519 AAAA\n");
+}
+
+TEST(RunDirTest, NoClientSettingsWithoutAPublicHostKey) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  JobKeys k = Keys();
+  k.host_public_key.clear();
+  auto run = MakeRunDir(parent.root(), k, me, 2222);
+  ASSERT_TRUE(run.ok());
+  EXPECT_TRUE(run->client_config.empty());
+}
+
+TEST(RunDirTest, AnotherUsersFilesBelongToThem) {
+  if (geteuid() != 0) GTEST_SKIP() << "chown needs root";
+  SecretDir parent;
+  SessionUser nobody{"nobody", 65534, 65534, "/nonexistent", "/bin/sh"};
+  auto run = MakeRunDir(parent.root(), Keys(), nobody, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(ModeOf(run->dir), 0711u);  // Passable, not listable.
+  EXPECT_EQ(OwnerOf(run->host_key), 0u);
+  EXPECT_EQ(OwnerOf(run->dir + "/user"), 65534u);
+  EXPECT_EQ(OwnerOf(run->authorized_keys), 65534u);
+  EXPECT_EQ(OwnerOf(run->client_config), 65534u);
+}
+
+TEST(RunDirTest, UnwritableParentIsNamed) {
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  auto run = MakeRunDir("/proc/self", Keys(), me, 2222);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("set TMPDIR"), std::string::npos);
+}
+
+TEST(RunDirTest, NamedDirIsMadeOrMustBePrivate) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  std::string dir = parent.root() + "/run";
+  auto run = UseRunDir(dir, Keys(), me, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->pid_file, dir + "/sshd.pid");
+  EXPECT_EQ(ModeOf(dir), 0700u);
+  // A restarted container reuses it: the files are replaced.
+  JobKeys k = Keys();
+  k.host_key = "NEW";
+  ASSERT_TRUE(UseRunDir(dir, k, me, 2222).ok());
+  EXPECT_EQ(*ReadFileToString(dir + "/ssh_host_key"), "NEW");
+  ASSERT_EQ(chmod(dir.c_str(), 0775), 0);
+  auto shared = UseRunDir(dir, Keys(), me, 2222);
+  ASSERT_FALSE(shared.ok());
+  EXPECT_NE(shared.status().message().find("no one else can write to"),
+            std::string::npos);
+  EXPECT_FALSE(UseRunDir(parent.root() + "/a/b", Keys(), me, 2222).ok());
+}
+
+}  // namespace
+}  // namespace k8s_agent::sshd

@@ -5,9 +5,24 @@
 # packages. Only glibc stays shared, so the binary runs on any distribution
 # with glibc >= 2.34 (tests/portable checks ldd and the symbol versions).
 # Defines K8S::libssh2, K8S::libcurl and K8S::yaml-cpp.
+#
+# Cross-compiling for aarch64 (cmake/aarch64-linux-gnu.cmake, the "aarch64"
+# preset): the arm64 prefix of third_party.sh holds OpenSSL, nghttp2 and
+# yaml-cpp too (the arm64 builds of the same -dev packages, unpacked there),
+# and only that prefix is searched for them.
 
+if(CMAKE_CROSSCOMPILING)
+  if(NOT CMAKE_SYSTEM_PROCESSOR STREQUAL "aarch64")
+    message(FATAL_ERROR "cross-compiling for ${CMAKE_SYSTEM_PROCESSOR}: "
+            "only aarch64 is supported (cmake/aarch64-linux-gnu.cmake)")
+  endif()
+  set(K8S_THIRD_PARTY_ARCH aarch64)
+else()
+  set(K8S_THIRD_PARTY_ARCH "")
+endif()
 execute_process(
   COMMAND "${PROJECT_SOURCE_DIR}/scripts/third_party.sh" ensure
+          ${K8S_THIRD_PARTY_ARCH}
   OUTPUT_VARIABLE K8S_THIRD_PARTY_PREFIX
   OUTPUT_STRIP_TRAILING_WHITESPACE
   RESULT_VARIABLE _k8s_tp_rc)
@@ -20,15 +35,30 @@ message(STATUS "third-party libraries: ${K8S_THIRD_PARTY_PREFIX}")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              "${PROJECT_SOURCE_DIR}/scripts/third_party.sh"
              "${PROJECT_SOURCE_DIR}/scripts/lib/cache.sh")
+if(CMAKE_CROSSCOMPILING)
+  # The toolchain file is part of the arm64 prefix's key.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               "${PROJECT_SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake")
+  set(_k8s_tp_search PATHS "${K8S_THIRD_PARTY_PREFIX}/lib" NO_DEFAULT_PATH
+                     NO_CMAKE_FIND_ROOT_PATH)
+else()
+  set(_k8s_tp_search "")
+endif()
 
 # A static archive from Debian 12, by its file name so the .so beside it is
 # never picked.
 function(k8s_static_library target file package)
-  find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE)
+  find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE ${_k8s_tp_search})
   k8s_require(_k8s_lib_${target} "${file}" "${package}")
   add_library(${target} STATIC IMPORTED GLOBAL)
   set_target_properties(${target} PROPERTIES
     IMPORTED_LOCATION "${_k8s_lib_${target}}")
+  if(CMAKE_CROSSCOMPILING)
+    # Its headers are the prefix's (the host's /usr/include has the amd64
+    # package's, of another version).
+    set_target_properties(${target} PROPERTIES
+      INTERFACE_INCLUDE_DIRECTORIES "${K8S_THIRD_PARTY_PREFIX}/include")
+  endif()
 endfunction()
 
 find_package(Threads REQUIRED)
@@ -41,9 +71,18 @@ k8s_static_library(K8S::nghttp2 libnghttp2.a libnghttp2-dev)
 k8s_static_library(K8S::yaml-cpp libyaml-cpp.a libyaml-cpp-dev)
 # yaml-cpp reports no version at run time: --version gives the one of the
 # Debian package whose archive is linked ("0.7.0+dfsg-8+b1").
-execute_process(COMMAND dpkg-query -W -f=\${Version} libyaml-cpp-dev
-                OUTPUT_VARIABLE _k8s_yaml_version RESULT_VARIABLE _k8s_rc
-                ERROR_QUIET)
+# Cross: the arm64 package's, from the prefix's share/debs.txt.
+if(CMAKE_CROSSCOMPILING)
+  file(STRINGS "${K8S_THIRD_PARTY_PREFIX}/share/debs.txt" _k8s_yaml_line
+       REGEX "^libyaml-cpp-dev ")
+  string(REGEX REPLACE "^libyaml-cpp-dev ([^ ]+) .*" "\\1" _k8s_yaml_version
+         "${_k8s_yaml_line}")
+  set(_k8s_rc 0)
+else()
+  execute_process(COMMAND dpkg-query -W -f=\${Version} libyaml-cpp-dev
+                  OUTPUT_VARIABLE _k8s_yaml_version RESULT_VARIABLE _k8s_rc
+                  ERROR_QUIET)
+endif()
 if(NOT _k8s_rc EQUAL 0 OR _k8s_yaml_version STREQUAL "")
   set(_k8s_yaml_version "unknown")
 endif()

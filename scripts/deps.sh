@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages k8s-agent needs to build and test, only the
-# missing ones (a second run costs a dpkg query). Sourced or run.
+# missing ones (a second run costs a dpkg query). Sourced or run:
+#   scripts/deps.sh [PACKAGE...]   the build and test packages (and PACKAGEs)
+#   scripts/deps.sh --aarch64      the linux-aarch64 cross build's and its tests'
 set -euo pipefail
 
 K8S_AGENT_PACKAGES=(
@@ -28,6 +30,28 @@ K8S_AGENT_PACKAGES=(
   clang-format clang-tidy
 )
 
+# The linux-aarch64 release binary (the "aarch64" preset) and its tests
+# (label arm64): installed only by those that build or run it
+# (k8s_agent_install_aarch64_deps), as they are ~300 MB. All amd64 packages:
+# the arm64 builds of OpenSSL, nghttp2 and yaml-cpp are unpacked into
+# scripts/third_party.sh's arm64 cache instead of installed as :arm64
+# packages, which would pin (and so upgrade) their amd64 twins and change the
+# x86_64 build; so no foreign dpkg architecture is added either. No
+# binfmt-support: the tests name qemu-aarch64-static, and binfmt-support's
+# postinst would register every qemu format machine-wide.
+K8S_AGENT_AARCH64_PACKAGES=(
+  # GCC 12 and binutils for aarch64, glibc 2.36 and libstdc++ under
+  # /usr/aarch64-linux-gnu (the agent links with lld, as on x86_64).
+  gcc-aarch64-linux-gnu g++-aarch64-linux-gnu binutils-aarch64-linux-gnu
+  libc6-dev-arm64-cross
+  # Runs the aarch64 binary in the tests, and the build's try_run.
+  qemu-user-static
+)
+
+k8s_agent_install_aarch64_deps() {
+  k8s_agent_install_deps "${K8S_AGENT_AARCH64_PACKAGES[@]}"
+}
+
 k8s_agent_install_deps() {
   local missing=()
   for p in "${K8S_AGENT_PACKAGES[@]}" "$@"; do
@@ -52,5 +76,10 @@ k8s_agent_install_deps() {
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
-  k8s_agent_install_deps "$@"
+  if [ "${1:-}" = --aarch64 ]; then
+    shift
+    k8s_agent_install_aarch64_deps "$@"
+  else
+    k8s_agent_install_deps "$@"
+  fi
 fi

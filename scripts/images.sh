@@ -128,7 +128,7 @@ stage_context() {
   chmod 0644 "$ctx"/*.conf
   # The delivery image's notices: the SBOM of the agent it carries and the licences of what that links.
   /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path)" \
-    "$ctx/sbom.spdx.json" "$ctx/licenses" "$ctx/k8s-agent-sshd" "$sshd_dir" || die "writing the SBOM of $agent failed"
+    "$ctx/sbom.spdx.json" "$ctx/licenses" x86_64 "$ctx/k8s-agent-sshd" "$sshd_dir" || die "writing the SBOM of $agent failed"
   chmod 0755 "$ctx/licenses"
   chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
   # Same mtimes every time: engines that hash metadata then cache as well.

@@ -4,34 +4,56 @@
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE,
 #                                                sbom.spdx.json, licenses/ (each statically linked library)
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
+#   (linux-aarch64 with --arch aarch64, beside them)
 #
-# usage: scripts/release.sh [--build-dir DIR] [--out DIR] [--allow-dirty]
-#   --build-dir DIR  package the k8s-agent already built in DIR (default: build the default preset)
+# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty]
+#   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
+#                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
+#   --build-dir DIR  package the k8s-agent already built in DIR (default: build ARCH's preset)
 #   --out DIR        where to write (default: dist/)
 #   --allow-dirty    package a binary built from a tree with uncommitted changes (its --version says so)
-# The binary is the default build's (static but for glibc >= 2.34), with its debug info stripped. It must
-# have been built from the commit the tree is at (its --version names it), so an archive never pairs
-# one commit's README with another's binary.
+# The binary is the default (or aarch64) build's (static but for glibc >= 2.34), with its debug info
+# stripped. It must have been built from the commit the tree is at (its --version names it), so an archive
+# never pairs one commit's README with another's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="" out="dist" allow_dirty=0
+build_dir="" out="dist" allow_dirty=0 arch=x86_64
 while (($#)); do
   case "$1" in
+  --arch) arch="$2"; shift 2 ;;
   --build-dir) build_dir="$2"; shift 2 ;;
   --out) out="$2"; shift 2 ;;
   --allow-dirty) allow_dirty=1; shift ;;
-  *) sed -n '3,12p' "$0" >&2; exit 2 ;;
+  *) sed -n '3,16p' "$0" >&2; exit 2 ;;
   esac
 done
+die() { echo "release: $*" >&2; exit 1; }
+# Per arch: the preset, the ELF machine readelf names, how the binary runs here, the strip of its binutils.
+case "$arch" in
+x86_64) preset=default machine="Advanced Micro Devices X86-64" run=() strip=strip ;;
+aarch64)
+  preset=aarch64 machine=AArch64 run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu) strip=aarch64-linux-gnu-strip
+  if ! command -v qemu-aarch64-static >/dev/null || ! command -v "$strip" >/dev/null; then
+    die "--arch aarch64 needs qemu-user-static and binutils-aarch64-linux-gnu: scripts/deps.sh --aarch64"
+  fi
+  ;;
+*) die "--arch $arch: x86_64 or aarch64" ;;
+esac
 if [[ -z "$build_dir" ]]; then
-  cmake --preset default >/dev/null
-  cmake --build --preset default --target k8s-agent
-  build_dir=build
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset" --target k8s-agent
+  build_dir=build  # CMakePresets.json's binaryDir
+  [[ "$arch" == x86_64 ]] || build_dir="build-$arch"
 fi
 bin="$build_dir/launcher/k8s-agent"
 [[ -x "$bin" ]] || { echo "release: $bin not built" >&2; exit 1; }
-die() { echo "release: $*" >&2; exit 1; }
-version_text="$("$bin" --version)" || die "$bin --version failed"
+# A binary of another architecture is never packaged under this one's name (a script stand-in has no ELF
+# header: the commit check below refuses it).
+if head -c4 "$bin" | grep -q $'^\x7fELF'; then
+  got="$(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')"
+  [[ "$got" == "$machine" ]] || die "$bin is a $got binary, not $arch"
+fi
+version_text="$(${run[@]+"${run[@]}"} "$bin" --version)" || die "$bin --version failed"
 version="$(awk 'NR == 1 {print $2}' <<<"$version_text")"
 [[ -n "$version" ]] || die "$bin --version printed no version"
 built="$(awk '$1 == "commit" {print $2}' <<<"$version_text")"
@@ -45,19 +67,19 @@ if [[ "$built" == *-dirty || -n "$dirty" ]] && ((!allow_dirty)); then
 fi
 [[ "$built" == "$head$dirty" ]] ||
   die "$bin ($built) was built before the tree's last changes ($head$dirty): build it again"
-name="k8s-agent-$version-linux-x86_64"
+name="k8s-agent-$version-linux-$arch"
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/$name/bin" "$stage/$name/ompi-conf"
 cp "$bin" "$stage/$name/bin/k8s-agent"
-strip --strip-debug "$stage/$name/bin/k8s-agent"
+"$strip" --strip-debug "$stage/$name/bin/k8s-agent"
 cp ompi-conf/* "$stage/$name/ompi-conf/"
 cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
 # The SBOM (SPDX 2.3: each linked library, its Debian source package, the binary's checksum) and the
 # licence texts of everything linked in statically.
-/usr/bin/python3 scripts/lib/sbom.py "$stage/$name/bin/k8s-agent" "$(scripts/third_party.sh path)" \
-  "$stage/$name/sbom.spdx.json" "$stage/$name/licenses" || die "writing the SBOM failed"
+/usr/bin/python3 scripts/lib/sbom.py "$stage/$name/bin/k8s-agent" "$(scripts/third_party.sh path "$arch")" \
+  "$stage/$name/sbom.spdx.json" "$stage/$name/licenses" "$arch" || die "writing the SBOM failed"
 mkdir -p "$out"
 # Reproducible: fixed owner, order and time (the last commit's).
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"

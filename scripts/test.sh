@@ -17,6 +17,11 @@ k8s_agent_install_deps mpich libmpich-dev debootstrap podman runc python3-mpi4py
 # test skips with its reason if it cannot be installed.
 k8s_agent_install_deps chromium ||
   echo "test.sh: chromium not installed: report.svg-chromium-* will skip" >&2
+# The cross toolchain and qemu-user of the linux-aarch64 binary: its tests
+# (label arm64; the first, arm64.build, builds it into build-aarch64 when
+# stale) skip with their reason without them.
+k8s_agent_install_aarch64_deps ||
+  echo "test.sh: the aarch64 cross toolchain or qemu-user not installed: arm64.* will skip" >&2
 
 preset=default
 if [ "${1:-}" = "--asan" ]; then preset=asan; shift; fi

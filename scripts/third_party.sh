@@ -3,9 +3,10 @@
 # Builds the static libraries the one shipped k8s-agent binary links: libssh2 and a minimal libcurl from
 # Debian 13's own source packages (fetched and verified by apt-get source), pinned, built once, cached.
 #
-# usage: third_party.sh ensure   print the install prefix, building it first if it is missing or broken
-#        third_party.sh path     print the prefix it would use (no build)
-#        third_party.sh check    exit 0 if the cached prefix is complete
+# usage: third_party.sh ensure [ARCH]   print the install prefix, building it first if it is missing or broken
+#        third_party.sh path [ARCH]     print the prefix it would use (no build)
+#        third_party.sh check [ARCH]    exit 0 if the cached prefix is complete
+#   ARCH x86_64 (the default: the host's compiler and -dev packages) or aarch64 (cross-built, below)
 # Exit: 0 ok, 1 failure (a message says why and what to do).
 #
 # Why build at all: Debian 12's libssh2 1.10 has no rsa-sha2 (OpenSSH >= 8.8 refuses RSA keys signed with
@@ -24,6 +25,15 @@
 # mirror (apt verifies the pinned sources: any mirror gives the same build). Built under an exclusive flock
 # in a temporary directory beside it and renamed into place, so a killed build never leaves a half prefix
 # under the final name.
+#
+# aarch64: the same two builds with Debian's cross toolchain (aarch64-linux-gnu-gcc, cmake/aarch64-linux-gnu.cmake)
+# into third-party-aarch64-<hash>, whose key adds the arch, the cross compiler and the pinned arm64 -dev
+# packages (the x86_64 key is computed as before). Those packages (OpenSSL, nghttp2, yaml-cpp: the same Debian
+# 12 -dev packages, built for arm64) are not installed: a multiarch :arm64 package must have its amd64
+# twin's exact version, so installing one upgrades the host's libssl-dev whenever the mirror has moved on
+# (which changes the x86_64 build and its key). They are fetched by apt through a private configuration
+# (as the sources are; signatures and hashes checked) and unpacked into the prefix: lib/*.a, include/, their
+# copyright files under share/doc/, and share/debs.txt naming each package, its version and source.
 set -uo pipefail
 
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
@@ -72,6 +82,24 @@ CURL_CONFIGURE_FLAGS=(
   --without-fish-functions-dir --without-zsh-functions-dir
 )
 
+# aarch64 only: the arm64 builds of the Debian 12 -dev packages above (pinned like the sources; the
+# OpenSSL is the security archive's, which may be newer than the host's amd64 one: --version and the
+# SBOM name the one linked).
+TP_ARM64_DEBS=(libssl-dev=3.0.22-1~deb12u2 libnghttp2-dev=1.52.0-1+deb12u3 libyaml-cpp-dev=0.7.0+dfsg-8+b1)
+TP_CROSS=aarch64-linux-gnu
+# Bump when the aarch64-only steps change.
+TP_AARCH64_STEPS_VERSION=1
+
+TP_ARCH="${2:-x86_64}"
+case "$TP_ARCH" in
+x86_64 | aarch64) ;;
+*)
+  echo "third_party.sh: unknown arch '$TP_ARCH' (x86_64 or aarch64)" >&2
+  exit 2
+  ;;
+esac
+TP_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
 log() { printf '[third-party %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # shellcheck source=scripts/lib/cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
@@ -86,8 +114,23 @@ recipe_inputs() {
   # shellcheck disable=SC2086
   dpkg-query -W -f='${Package}=${Version}\n' $TP_DEV_PACKAGES 2>/dev/null
 }
-TP_KEY="$(recipe_inputs | sha256sum | cut -c1-12)"
-TP_PREFIX="$K8S_AGENT_CACHE/third-party-$TP_KEY"
+# aarch64: the shared recipe, then what only the cross build depends on. The shared part's host gcc and
+# amd64 -dev lines are not inputs of the cross build: an upgrade of those rebuilds it needlessly (once).
+recipe_inputs_aarch64() {
+  recipe_inputs
+  printf '%s\n' "arch=aarch64 steps=$TP_AARCH64_STEPS_VERSION debs=${TP_ARM64_DEBS[*]}"
+  "$TP_CROSS-gcc" --version 2>/dev/null | head -n1
+  dpkg-query -W -f='${Package}=${Version}\n' libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross 2>/dev/null
+  sha256sum <"$TP_REPO/cmake/aarch64-linux-gnu.cmake"
+}
+if [[ "$TP_ARCH" == x86_64 ]]; then
+  TP_NAME=third-party
+  TP_KEY="$(recipe_inputs | sha256sum | cut -c1-12)"
+else
+  TP_NAME=third-party-aarch64
+  TP_KEY="$(recipe_inputs_aarch64 | sha256sum | cut -c1-12)"
+fi
+TP_PREFIX="$K8S_AGENT_CACHE/$TP_NAME-$TP_KEY"
 TP_STAMP=".k8s-agent-third-party-stamp"
 TP_RECIPE="libssh2=$LIBSSH2_VERSION curl=$CURL_VERSION key=$TP_KEY"
 
@@ -97,16 +140,23 @@ tp_check() {
   for f in lib/libssh2.a lib/libcurl.a include/libssh2.h include/curl/curl.h; do
     [[ -s "$p/$f" ]] || return 1
   done
+  if [[ "$TP_ARCH" == aarch64 ]]; then
+    for f in lib/libssl.a lib/libcrypto.a lib/libnghttp2.a lib/libyaml-cpp.a include/openssl/opensslconf.h \
+      include/yaml-cpp/yaml.h share/debs.txt; do
+      [[ -s "$p/$f" ]] || return 1
+    done
+  fi
 }
 
 # Every -dev package present, else the install line to run.
 check_dev_packages() {
-  local p missing=()
-  for p in $TP_DEV_PACKAGES dpkg-dev cmake make gcc; do
+  local p missing=() need="$TP_DEV_PACKAGES dpkg-dev cmake make gcc"
+  [[ "$TP_ARCH" == aarch64 ]] && need="dpkg-dev cmake make gcc-$TP_CROSS g++-$TP_CROSS"
+  for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
-    log "missing build packages: apt-get install ${missing[*]} (or run scripts/deps.sh)"
+    log "missing build packages: apt-get install ${missing[*]} (or run scripts/deps.sh$([[ "$TP_ARCH" == aarch64 ]] && echo " --aarch64"))"
     return 1
   fi
 }
@@ -116,20 +166,84 @@ fetch_sources() {
   apt_source_fetch "$1/apt" "$1/src" "$2" trixie "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"
 }
 
+# fetch_arm64_debs TMP MIRROR: the pinned arm64 -dev packages, unpacked into TMP/prefix (see the header).
+fetch_arm64_debs() {
+  local t="$1" mirror="$2" d="$1/apt-arm64" security deb pkg
+  security="$(apt_mirror_security)" || return 1
+  mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial" "$t/debs" "$t/debroot"
+  cat >"$d/sources.list.d/debian-arm64.sources" <<EOF
+Types: deb
+URIs: $mirror
+Suites: bookworm bookworm-updates
+Components: main
+Architectures: arm64
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb
+URIs: $security
+Suites: bookworm-security
+Components: main
+Architectures: arm64
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
+  apt_source_apt apt-get "$d" "${arch[@]}" -q update || return 1
+  for pkg in "${TP_ARM64_DEBS[@]}"; do
+    if ! (cd "$t/debs" && apt_source_apt apt-get "$d" "${arch[@]}" -q download "${pkg%%=*}:arm64=${pkg#*=}"); then
+      log "apt-get download ${pkg%%=*}:arm64=${pkg#*=} failed; the mirror has" \
+        "$(apt_source_apt apt-cache "$d" "${arch[@]}" madison "${pkg%%=*}:arm64" | awk '{print $3}' | tr '\n' ' ')" \
+        "update TP_ARM64_DEBS in $0"
+      return 1
+    fi
+  done
+  mkdir -p "$t/prefix/lib" "$t/prefix/include" "$t/prefix/share/doc" "$t/prefix/share/debs"
+  for deb in "$t/debs"/*.deb; do
+    dpkg-deb -x "$deb" "$t/debroot" || return 1
+    # shellcheck disable=SC2016 # dpkg-deb fields, not shell
+    dpkg-deb --show --showformat='${Package} ${Version} ${source:Package} ${source:Version}\n' "$deb" \
+      >>"$t/prefix/share/debs.txt" || return 1
+    cp "$deb" "$t/prefix/share/debs/"
+  done
+  cp -a "$t/debroot/usr/include/." "$t/prefix/include/" &&
+    cp -a "$t/debroot/usr/include/$TP_CROSS/." "$t/prefix/include/" &&
+    rm -rf "$t/prefix/include/$TP_CROSS" &&
+    cp "$t/debroot/usr/lib/$TP_CROSS/"{libssl,libcrypto,libnghttp2,libyaml-cpp}.a "$t/prefix/lib/" &&
+    cp -a "$t/debroot/usr/share/doc/." "$t/prefix/share/doc/" &&
+    cat "$t/prefix/share/debs.txt"
+}
+
+# The cross settings of both builds (aarch64 only); OpenSSL and nghttp2 are the unpacked ones.
+cross_cmake_flags() {
+  [[ "$TP_ARCH" == aarch64 ]] || return 0
+  local p="$1/prefix"
+  printf '%s\n' "-DCMAKE_TOOLCHAIN_FILE=$TP_REPO/cmake/aarch64-linux-gnu.cmake" \
+    "-DOPENSSL_ROOT_DIR=$p" "-DOPENSSL_INCLUDE_DIR=$p/include" "-DOPENSSL_USE_STATIC_LIBS=ON" \
+    "-DOPENSSL_CRYPTO_LIBRARY=$p/lib/libcrypto.a" "-DOPENSSL_SSL_LIBRARY=$p/lib/libssl.a"
+}
+
 build_libssh2() {
-  local t="$1" s
+  local t="$1" s cross
   s="$(find "$t/src" -maxdepth 1 -type d -name 'libssh2-*' | head -n1)"
-  CFLAGS="$TP_CFLAGS" cmake -S "$s" -B "$t/build-libssh2" "${LIBSSH2_CMAKE_FLAGS[@]}" \
+  mapfile -t cross < <(cross_cmake_flags "$t")
+  CFLAGS="$TP_CFLAGS" cmake -S "$s" -B "$t/build-libssh2" "${LIBSSH2_CMAKE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} \
     -DCMAKE_INSTALL_PREFIX="$t/prefix" -DCMAKE_INSTALL_LIBDIR=lib &&
     cmake --build "$t/build-libssh2" -j2 &&
     cmake --install "$t/build-libssh2"
 }
 
 build_curl() {
-  local t="$1" s
+  local t="$1" s cross=()
   s="$(find "$t/src" -maxdepth 1 -type d -name 'curl-*' | head -n1)"
+  if [[ "$TP_ARCH" == aarch64 ]]; then
+    # The unpacked static OpenSSL and nghttp2 only: no pkg-config (the host's .pc files are amd64's),
+    # libdl and libpthread for the static libcrypto in configure's link tests.
+    mkdir -p "$t/no-pkgconfig"
+    cross=(--host="$TP_CROSS" --build="$(gcc -dumpmachine)" CC="$TP_CROSS-gcc" AR="$TP_CROSS-ar"
+      RANLIB="$TP_CROSS-ranlib" PKG_CONFIG_LIBDIR="$t/no-pkgconfig" CPPFLAGS="-I$t/prefix/include"
+      LDFLAGS="-L$t/prefix/lib" LIBS="-ldl -lpthread")
+  fi
   (cd "$s" && CFLAGS="$TP_CFLAGS" ./configure --prefix="$t/prefix" --libdir="$t/prefix/lib" \
-    "${CURL_CONFIGURE_FLAGS[@]}" && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
+    "${CURL_CONFIGURE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
 }
 
 tp_ensure() {
@@ -143,20 +257,22 @@ tp_ensure() {
       "or set K8S_AGENT_CACHE to a writable directory"
     return 1
   fi
-  cache_lock "$K8S_AGENT_CACHE" third-party 1800 || return 1
+  cache_lock "$K8S_AGENT_CACHE" "$TP_NAME" 1800 || return 1
   if tp_check "$TP_PREFIX"; then
     printf '%s\n' "$TP_PREFIX"
     return 0
   fi
   check_dev_packages || return 1
   mirror="$(apt_mirror)" || return 1
-  cache_sweep "$K8S_AGENT_CACHE" third-party
-  t="$(cache_mktemp "$K8S_AGENT_CACHE" third-party)" || return 1
+  cache_sweep "$K8S_AGENT_CACHE" "$TP_NAME"
+  t="$(cache_mktemp "$K8S_AGENT_CACHE" "$TP_NAME")" || return 1
   mkdir -p "$t/src" "$t/prefix"
-  log "building libssh2 $LIBSSH2_VERSION and curl $CURL_VERSION into $TP_PREFIX (a few minutes; log $t.log)"
+  log "building libssh2 $LIBSSH2_VERSION and curl $CURL_VERSION ($TP_ARCH) into $TP_PREFIX (a few minutes; log $t.log)"
   local t0=$SECONDS
   {
-    fetch_sources "$t" "$mirror" && build_libssh2 "$t" && build_curl "$t"
+    fetch_sources "$t" "$mirror" &&
+      { [[ "$TP_ARCH" == x86_64 ]] || fetch_arm64_debs "$t" "$mirror"; } &&
+      build_libssh2 "$t" && build_curl "$t"
   } >"$t.log" 2>&1
   rc=$?
   if ((rc != 0)) || ! printf '%s' "$TP_RECIPE" >"$t/prefix/$TP_STAMP" || ! tp_check "$t/prefix"; then
@@ -169,7 +285,7 @@ tp_ensure() {
   # The source packages stay for the licence texts and for anyone auditing the build.
   mkdir -p "$t/prefix/share/sources"
   find "$t/src" -maxdepth 1 -type f -exec mv {} "$t/prefix/share/sources/" \;
-  cache_install "$t/prefix" "$TP_PREFIX" third-party || return 1
+  cache_install "$t/prefix" "$TP_PREFIX" "$TP_NAME" || return 1
   rm -rf --one-file-system "$t"
   log "built $TP_PREFIX in $((SECONDS - t0)) s"
   printf '%s\n' "$TP_PREFIX"
@@ -180,7 +296,7 @@ ensure) tp_ensure ;;
 path) printf '%s\n' "$TP_PREFIX" ;;
 check) tp_check "$TP_PREFIX" ;;
 *)
-  sed -n '5,8p' "$0" >&2
+  sed -n '5,9p' "$0" >&2
   exit 2
   ;;
 esac

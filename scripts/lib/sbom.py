@@ -4,13 +4,14 @@
 of everything linked into the binary statically.
 
 usage: sbom.py BINARY THIRD_PARTY_PREFIX OUT_SBOM LICENSES_DIR
-               [SSHD_ENTRY SSHD_DIR]
+               [ARCH [SSHD_ENTRY SSHD_DIR]]
 
 With SSHD_ENTRY (k8s-agent-sshd) and SSHD_DIR (scripts/sshd_build.sh's
 install dir), the document also covers the workers' side the delivery
 image carries: the entry, and OpenSSH's sshd, sshd-session and sshd-auth
 with the libraries linked into them statically (their versions from the
-build machine's -dev packages, OpenSSH's from the build's pin).
+build machine's -dev packages, OpenSSH's from the build's pin); x86_64
+only, as the delivery image is.
 
 The components and their versions come from the binary's own --version
 ("linked: OpenSSL 3.0.19, libssh2 1.11.1, ...") and its source package from
@@ -19,6 +20,11 @@ scripts/third_party.sh keeps beside its build (THIRD_PARTY_PREFIX/share/
 sources), the rest from the Debian 12 -dev packages of the build machine
 (dpkg). The document's date is the commit's, so the same commit gives the
 same SBOM.
+
+ARCH aarch64 (default x86_64): the cross-built binary, run under qemu-user
+for its --version; the arm64 -dev packages are those third_party.sh unpacked
+into its prefix (share/debs.txt, share/doc/PACKAGE/copyright), libstdc++ the
+cross toolchain's (libstdc++-N-dev-arm64-cross).
 """
 
 import datetime
@@ -77,8 +83,28 @@ def utc(iso):
     return t.astimezone(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def linked_versions(binary):
-    out = subprocess.run([binary, "--version"], check=True,
+# How each architecture's binary is run here, its C++ compiler and the
+# package of the libstdc++ it links.
+RUNNERS = {"x86_64": [],
+           "aarch64": ["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"]}
+CXX = {"x86_64": "g++", "aarch64": "aarch64-linux-gnu-g++"}
+LIBSTDCXX = {"x86_64": "libstdc++-%s-dev",
+             "aarch64": "libstdc++-%s-dev-arm64-cross"}
+
+
+def prefix_source(prefix, package):
+    """(source, source version) of an arm64 -dev package unpacked into the
+    prefix by third_party.sh, from its share/debs.txt."""
+    with open(os.path.join(prefix, "share", "debs.txt")) as f:
+        for line in f:
+            fields = line.split()
+            if len(fields) == 4 and fields[0] == package:
+                return fields[2], fields[3]
+    raise SystemExit("sbom: %s/share/debs.txt names no %s" % (prefix, package))
+
+
+def linked_versions(binary, arch="x86_64"):
+    out = subprocess.run(RUNNERS[arch] + [binary, "--version"], check=True,
                          capture_output=True, text=True).stdout
     lines = out.splitlines()
     version = lines[0].split()[1]
@@ -189,8 +215,11 @@ def worker_side(entry, sshd_dir, version, commit, licenses):
     return packages, relationships
 
 
-def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
-    version, commit, date, linked = linked_versions(binary)
+def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
+         sshd_dir=None):
+    if arch not in RUNNERS:
+        raise SystemExit("sbom: unknown arch " + arch)
+    version, commit, date, linked = linked_versions(binary, arch)
     with open(binary, "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     os.makedirs(licenses, exist_ok=True)
@@ -212,6 +241,10 @@ def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
         if dev is None:
             deb_version, tarball = kept_source(prefix, source)
             text = copyright_from_debian_tarball(tarball) if tarball else None
+        elif arch != "x86_64":
+            source, deb_version = prefix_source(prefix, dev)
+            path = os.path.join(prefix, "share", "doc", dev, "copyright")
+            text = open(path, "rb").read() if os.path.exists(path) else None
         else:
             source, deb_version = dpkg_source(dev)
             path = "/usr/share/doc/%s/copyright" % dev
@@ -239,16 +272,22 @@ def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
                               "relatedSpdxElement": spdx_id})
     # libstdc++ and libgcc are linked statically too, under GCC's runtime
     # library exception (its text is in gcc-N-base's copyright).
-    gcc = subprocess.run(["g++", "-dumpversion"], check=True,
+    gcc = subprocess.run([CXX[arch], "-dumpversion"], check=True,
                          capture_output=True, text=True).stdout.strip().split(".")[0]
-    source, deb_version = dpkg_source("libstdc++-%s-dev" % gcc)
-    with open("/usr/share/doc/libstdc++-%s-dev/copyright" % gcc, "rb") as f:
+    libstdcxx = LIBSTDCXX[arch] % gcc
+    source, deb_version = dpkg_source(libstdcxx)
+    # The cross package's source version is the cross build's own number
+    # ("gcc-12-cross 15"): GCC's is its binary version (12.2.0-14cross1).
+    gcc_version = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", libstdcxx], check=True,
+        capture_output=True, text=True).stdout if arch != "x86_64" else deb_version
+    with open("/usr/share/doc/%s/copyright" % libstdcxx, "rb") as f:
         text = f.read()
     with open(os.path.join(licenses, source + ".copyright"), "wb") as f:
         f.write(text)
     packages.append({
         "SPDXID": "SPDXRef-libstdcxx", "name": "libstdc++",
-        "versionInfo": deb_version.split("-")[0],
+        "versionInfo": gcc_version.split("-")[0],
         "downloadLocation": "NOASSERTION", "filesAnalyzed": False,
         "licenseConcluded": "GPL-3.0-or-later WITH GCC-exception-3.1",
         "licenseDeclared": "GPL-3.0-or-later WITH GCC-exception-3.1",
@@ -267,8 +306,9 @@ def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
         "spdxVersion": "SPDX-2.3", "dataLicense": "CC0-1.0",
         "SPDXID": "SPDXRef-DOCUMENT",
         "name": "k8s-agent-%s" % version,
-        "documentNamespace": "https://spdx.org/spdxdocs/k8s-agent-%s-%s"
-                             % (version, commit),
+        "documentNamespace": "https://spdx.org/spdxdocs/k8s-agent-%s-%s%s"
+                             % (version, commit,
+                                "" if arch == "x86_64" else "-" + arch),
         "creationInfo": {"created": utc(date),
                          "creators": ["Tool: k8s-agent-scripts/release.sh"]},
         "packages": packages, "relationships": relationships,
@@ -280,6 +320,6 @@ def main(binary, prefix, out_sbom, licenses, sshd_entry=None, sshd_dir=None):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (5, 7):
+    if len(sys.argv) not in (5, 6, 8):
         sys.exit(__doc__)
     sys.exit(main(*sys.argv[1:]))

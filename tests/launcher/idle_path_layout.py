@@ -10,7 +10,10 @@ renamed function, a lambda's number): the list then only lost those; more
 than a tenth gone means it is stale.
 
 usage: idle_path_layout.py ORDER_FILE BINARY [LIMIT_KB]
+NM (default nm) names the nm that reads BINARY: aarch64-linux-gnu-nm for the
+cross-built one (tests/portable/arm64_test.sh).
 """
+import os
 import subprocess
 import sys
 
@@ -26,7 +29,7 @@ def main():
                 want.add(name)
     if not want:
         sys.exit(f"FAIL: no function listed in {order}")
-    nm = subprocess.run(["nm", "-S", "--defined-only", binary],
+    nm = subprocess.run([os.environ.get("NM", "nm"), "-S", "--defined-only", binary],
                         capture_output=True, text=True)
     if nm.returncode != 0:
         sys.exit(f"FAIL: nm cannot read {binary}: {nm.stderr.strip()}")

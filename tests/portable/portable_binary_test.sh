@@ -3,24 +3,46 @@
 # The shipped binary is static but for glibc and needs nothing newer than
 # GLIBC_2.34 (Ubuntu 22.04, RHEL 9, Debian 12), and carries libssh2 1.11.
 #
-# usage: portable_binary_test.sh K8S_AGENT_BINARY SANITIZED(ON|OFF)
+# usage: portable_binary_test.sh K8S_AGENT_BINARY SANITIZED(ON|OFF) [ARCH]
+#   ARCH x86_64 (default) or aarch64: the cross-built binary, read with the
+#   aarch64 binutils (readelf for what ldd says of a native one, since ldd
+#   cannot load a foreign binary) and run under qemu-user.
 # Exit 77 (skip) for the sanitizer build, which links its runtimes shared
 # and is never shipped.
 set -uo pipefail
 bin="$1"
+arch="${3:-x86_64}"
 if [[ "${2:-OFF}" == ON ]]; then
   echo "SKIP: sanitizer build (ASan/UBSan runtimes are shared libraries; only the default build ships)"
   exit 77
 fi
+case "$arch" in
+x86_64) objdump=objdump run=() ;;
+aarch64) objdump=aarch64-linux-gnu-objdump run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu) ;;
+*)
+  echo "FAIL: arch $arch"
+  exit 1
+  ;;
+esac
 status=0
 fail() {
   echo "FAIL: $*"
   status=1
 }
 
-# 1. ldd: only glibc's own libraries and the loader.
-allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2)$'
-libs="$(ldd "$bin" | awk '{print $1}')"
+# 1. ldd: only glibc's own libraries and the loader (aarch64: the NEEDED
+#    entries and the program interpreter, which is what ldd would list; the
+#    loader is NEEDED there too, for __stack_chk_guard, which aarch64's
+#    glibc keeps in ld.so).
+allowed='^(linux-vdso\.so\.1|libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|/lib64/ld-linux-x86-64\.so\.2|(/lib/)?ld-linux-aarch64\.so\.1)$'
+if [[ "$arch" == x86_64 ]]; then
+  libs="$(ldd "$bin" | awk '{print $1}')"
+else
+  machine="$(readelf -h "$bin" | sed -n 's/^ *Machine: *//p')"
+  [[ "$machine" == AArch64 ]] || fail "$bin is a '$machine' binary, not AArch64"
+  libs="$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p'
+    readelf -l "$bin" | sed -n 's/.*Requesting program interpreter: \(.*\)\]$/\1/p')"
+fi
 [[ -n "$libs" ]] || fail "ldd printed nothing for $bin"
 while read -r lib; do
   [[ -z "$lib" ]] && continue
@@ -29,7 +51,7 @@ done <<<"$libs"
 
 # 2. objdump -T: every versioned symbol is GLIBC_2.34 or older; no
 #    libstdc++/libgcc versions (those are linked in).
-versions="$(objdump -T "$bin" | grep -o '(\?\(GLIBC\|GLIBCXX\|CXXABI\|GCC\)_[0-9.]*' | tr -d '(' | sort -uV)"
+versions="$("$objdump" -T "$bin" | grep -o '(\?\(GLIBC\|GLIBCXX\|CXXABI\|GCC\)_[0-9.]*' | tr -d '(' | sort -uV)"
 [[ -n "$versions" ]] || fail "objdump -T shows no symbol versions"
 while read -r v; do
   [[ -z "$v" ]] && continue
@@ -39,10 +61,10 @@ while read -r v; do
     if [[ "$(printf '%s\n2.34\n' "$n" | sort -V | tail -n1)" == 2.34 ]]; then
       echo "ok: $v"
     else
-      fail "$v is newer than GLIBC_2.34: $(objdump -T "$bin" | grep -F "($v)" | awk '{print $NF}' | tr '\n' ' ')"
+      fail "$v is newer than GLIBC_2.34: $("$objdump" -T "$bin" | grep -F "($v)" | awk '{print $NF}' | tr '\n' ' ')"
     fi
     ;;
-  *) fail "$v: $(objdump -T "$bin" | grep -F "$v" | awk '{print $NF}' | head -n3 | tr '\n' ' ')(libstdc++/libgcc must be static)" ;;
+  *) fail "$v: $("$objdump" -T "$bin" | grep -F "$v" | awk '{print $NF}' | head -n3 | tr '\n' ' ')(libstdc++/libgcc must be static)" ;;
   esac
 done <<<"$versions"
 
@@ -54,12 +76,12 @@ SSH-2.0-libssh2_1.1[1-9].*) echo "ok: $banner" ;;
 esac
 
 # 4. It runs (exceptions unwind through the static libgcc: a YAML error).
-out="$("$bin" --version 2>&1)" || fail "--version: $out"
+out="$(${run[@]+"${run[@]}"} "$bin" --version 2>&1)" || fail "--version: $out"
 echo "ok: $out"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 printf 'clusters: [\n  {a: b\n' >"$tmp/kubeconfig"
-out="$(KUBECONFIG="$tmp/kubeconfig" "$bin" somehost true 2>&1)"
+out="$(KUBECONFIG="$tmp/kubeconfig" ${run[@]+"${run[@]}"} "$bin" somehost true 2>&1)"
 rc=$?
 if [[ $rc -eq 255 && "$out" == *yaml* ]]; then echo "ok: a YAML error is reported (exit 255)"; else fail "bad kubeconfig: exit $rc: $out"; fi
 

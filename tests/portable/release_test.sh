@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The release archive (scripts/release.sh) and the binary extracted from it.
 #
-# usage: release_test.sh SOURCE_DIR BUILD_DIR SANITIZED(ON|OFF) MODE
+# usage: release_test.sh SOURCE_DIR BUILD_DIR SANITIZED(ON|OFF) MODE [ARCH]
+#   ARCH x86_64 (default) or aarch64 (archive only; BUILD_DIR the "aarch64" preset's, the binary run under
+#        qemu-user; tests/portable/arm64_test.sh)
 #   archive  name, checksum and contents; the binary runs here
 #   trixie   inside the cached Debian 13 root (tests/bed/ompi5_root.sh; none of the build's libraries):
 #            --version, then two agent integration scenarios (fake API server over TLS, loopback
@@ -10,7 +12,7 @@
 #   bed      an e2e launch (mpirun in the network-namespace bed) with the extracted binary
 # Exit 77 (skip) for the sanitizer build, without root (trixie, bed), or without a cached root (trixie).
 set -uo pipefail
-src="$1" build="$2" sanitized="$3" mode="$4"
+src="$1" build="$2" sanitized="$3" mode="$4" arch="${5:-x86_64}"
 if [[ "$sanitized" == ON ]]; then
   echo "SKIP: sanitizer build (only the default build is released)"
   exit 77
@@ -25,7 +27,22 @@ fail() {
 }
 tmp="$(mktemp -d /tmp/k8s-agent-release-test.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
+case "$arch" in
+x86_64) run=() cxx=g++ other=aarch64 ;;
+aarch64)
+  [[ "$mode" == archive ]] || fail "mode $mode is x86_64 only"
+  run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu) cxx=aarch64-linux-gnu-g++ other=x86_64
+  ;;
+*) fail "arch $arch" ;;
+esac
+rel=("$src/scripts/release.sh" --arch "$arch")
 
+# A binary of the other architecture is refused.
+if [[ "$arch" == aarch64 ]]; then
+  out="$("$src/scripts/release.sh" --arch "$other" --build-dir "$build" --out "$tmp/refused" 2>&1)" &&
+    fail "release.sh packaged the $arch binary as $other"
+  [[ "$out" == *"is a AArch64 binary, not $other"* ]] || fail "refusal: $out"
+fi
 # A binary of another commit is refused (a stand-in that says so).
 mkdir -p "$tmp/other/launcher"
 printf '#!/bin/sh\nprintf "k8s-agent 0.1.0\\ncommit %s (2026-01-01T00:00:00+00:00)\\n"\n' \
@@ -37,16 +54,16 @@ out="$("$src/scripts/release.sh" --build-dir "$tmp/other" --out "$tmp/refused" 2
 allow=()
 if ! git -C "$src" diff --quiet HEAD --; then
   # Uncommitted changes (a developer's tree; CI's clone has none): refused unless asked.
-  "$src/scripts/release.sh" --build-dir "$build" --out "$tmp/refused" >/dev/null 2>&1 &&
+  "${rel[@]}" --build-dir "$build" --out "$tmp/refused" >/dev/null 2>&1 &&
     fail "release.sh packaged a dirty tree without --allow-dirty"
   allow=(--allow-dirty)
 fi
-archive="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/dist" "${allow[@]}")" || fail "release.sh failed"
+archive="$("${rel[@]}" --build-dir "$build" --out "$tmp/dist" "${allow[@]}")" || fail "release.sh failed"
 # Reproducible: the same commit and binary give the same bytes.
-again="$("$src/scripts/release.sh" --build-dir "$build" --out "$tmp/again" "${allow[@]}")" || fail "release.sh failed"
+again="$("${rel[@]}" --build-dir "$build" --out "$tmp/again" "${allow[@]}")" || fail "release.sh failed"
 cmp -s "$archive" "$again" || fail "two archives of one build differ"
 name="$(basename "$archive" .tar.gz)"
-[[ "$name" =~ ^k8s-agent-[0-9]+\.[0-9]+\.[0-9]+-linux-x86_64$ ]] || fail "archive name $name"
+[[ "$name" =~ ^k8s-agent-[0-9]+\.[0-9]+\.[0-9]+-linux-$arch$ ]] || fail "archive name $name"
 mkdir -p "$tmp/x"
 tar -xzf "$archive" -C "$tmp/x" || fail "cannot extract $archive"
 bin="$tmp/x/$name/bin/k8s-agent"
@@ -63,7 +80,7 @@ $name/bin/
 $name/bin/k8s-agent
 $name/licenses/
 $name/licenses/curl.copyright
-$name/licenses/gcc-$(g++ -dumpversion | cut -d. -f1).copyright
+$name/licenses/gcc-$("$cxx" -dumpversion | cut -d. -f1)$([[ "$arch" == x86_64 ]] || echo -cross).copyright
 $name/licenses/libssh2.copyright
 $name/licenses/nghttp2.copyright
 $name/licenses/openssl.copyright
@@ -74,23 +91,24 @@ $name/ompi-conf/"
   got="$(tar -tzf "$archive" | sort)"
   [[ "$got" == "$(sort <<<"$want")" ]] || fail "contents: $got"
   grep -q "Apache License" "$tmp/x/$name/LICENSE" || fail "LICENSE is not the Apache licence"
-  "$bin" --version | grep -q "^k8s-agent " || fail "--version"
+  version="$(${run[@]+"${run[@]}"} "$bin" --version)" || fail "--version: $version"
+  grep -q "^k8s-agent " <<<"$version" || fail "--version: $version"
   head="$(git -C "$src" rev-parse HEAD)"
-  "$bin" --version | grep -Eq "^commit $head(-dirty)? \(" || fail "--version names no commit $head: $("$bin" --version)"
-  "$bin" --version | grep -Eq "^linked: OpenSSL [0-9.]+, libssh2 1\.11\.[0-9]+, libcurl [0-9.]+, nghttp2 [0-9.]+, yaml-cpp [0-9]" ||
-    fail "--version lists no linked libraries: $("$bin" --version)"
+  grep -Eq "^commit $head(-dirty)? \(" <<<"$version" || fail "--version names no commit $head: $version"
+  grep -Eq "^linked: OpenSSL [0-9.]+, libssh2 1\.11\.[0-9]+, libcurl [0-9.]+, nghttp2 [0-9.]+, yaml-cpp [0-9]" <<<"$version" ||
+    fail "--version lists no linked libraries: $version"
   # The SBOM names what --version reports linked, each with a Debian source package, and the checksum of
   # the binary shipped beside it; every statically linked library has its licence text.
   grep -q "runtime library exception\|GCC RUNTIME LIBRARY EXCEPTION" "$tmp/x/$name/licenses/"gcc-*.copyright ||
     fail "no GCC runtime library exception text"
-  /usr/bin/python3 - "$tmp/x/$name" <<'EOF' || fail "SBOM does not match the binary"
+  /usr/bin/python3 - "$tmp/x/$name" ${run[@]+"${run[@]}"} <<'EOF' || fail "SBOM does not match the binary"
 import hashlib, json, re, subprocess, sys
-root = sys.argv[1]
+root, run = sys.argv[1], sys.argv[2:]
 doc = json.load(open(root + "/sbom.spdx.json"))
 assert doc["spdxVersion"] == "SPDX-2.3" and doc["dataLicense"] == "CC0-1.0", doc["spdxVersion"]
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", doc["creationInfo"]["created"])
 pkgs = {p["name"]: p for p in doc["packages"]}
-out = subprocess.run([root + "/bin/k8s-agent", "--version"], capture_output=True, text=True).stdout
+out = subprocess.run(run + [root + "/bin/k8s-agent", "--version"], capture_output=True, text=True).stdout
 linked = dict(item.split(" ", 1) for item in re.search(r"^linked: (.*)$", out, re.M).group(1).split(", "))
 for name, version in linked.items():
     p = pkgs[name]
@@ -105,7 +123,7 @@ links = {r["relatedSpdxElement"] for r in doc["relationships"] if r["relationshi
 assert links == {p["SPDXID"] for p in doc["packages"]} - {"SPDXRef-k8s-agent"}, links
 print("ok: SBOM lists %s" % ", ".join("%s %s" % (n, v) for n, v in linked.items()))
 EOF
-  "$src/tests/portable/portable_binary_test.sh" "$bin" OFF || fail "the released binary is not portable"
+  "$src/tests/portable/portable_binary_test.sh" "$bin" OFF "$arch" || fail "the released binary is not portable"
   echo "ok: $name: contents, checksum, portable"
   ;;
 trixie)

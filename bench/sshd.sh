@@ -126,8 +126,11 @@ def children(pid):
     except OSError:
         return []
 def comm(pid):
-    with open("/proc/%d/comm" % pid) as f:
-        return f.read().strip()
+    try:
+        with open("/proc/%d/comm" % pid) as f:
+            return f.read().strip()
+    except OSError:  # Ended meanwhile (a session still starting up).
+        return ""
 deadline = time.monotonic() + 30
 while True:
     todo, procs = children(root), []
@@ -143,6 +146,7 @@ if len(sleeps) != 8:
     sys.exit("only %d of 8 sessions started" % len(sleeps))
 total = 0
 servers = [p for p in procs if p not in sleeps and comm(p) not in ("sh", "bash")]
+servers = [p for p in servers if comm(p)]
 for p in servers:
     with open("/proc/%d/smaps_rollup" % p) as f:
         for line in f:

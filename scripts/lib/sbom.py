@@ -136,6 +136,19 @@ def sha256_of(path):
         return hashlib.sha256(f.read()).hexdigest()
 
 
+def own_package(spdx_id, name, version, commit, path):
+    """The SPDX package of one of this project's binaries, with its checksum."""
+    return {
+        "SPDXID": spdx_id, "name": name,
+        "versionInfo": version, "downloadLocation": "NOASSERTION",
+        "filesAnalyzed": False, "licenseConcluded": "Apache-2.0",
+        "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
+        "sourceInfo": "built from commit " + commit,
+        "checksums": [{"algorithm": "SHA256",
+                       "checksumValue": sha256_of(path)}],
+    }
+
+
 def dev_component(spdx_id, name, dev, licence, licenses):
     """An SPDX package for a Debian 12 -dev package's static library, its
     copyright file copied into `licenses`."""
@@ -168,15 +181,8 @@ def worker_side(entry, sshd_dir, version, commit, licenses):
     with open(os.path.join(sshd_dir, "copyright"), "rb") as f, open(
             os.path.join(licenses, "openssh.copyright"), "wb") as out:
         out.write(f.read())
-    packages = [{
-        "SPDXID": "SPDXRef-k8s-agent-sshd", "name": "k8s-agent-sshd",
-        "versionInfo": version, "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": False, "licenseConcluded": "Apache-2.0",
-        "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
-        "sourceInfo": "built from commit " + commit,
-        "checksums": [{"algorithm": "SHA256",
-                       "checksumValue": sha256_of(entry)}],
-    }]
+    packages = [own_package("SPDXRef-k8s-agent-sshd", "k8s-agent-sshd",
+                            version, commit, entry)]
     relationships = [{"spdxElementId": "SPDXRef-DOCUMENT",
                       "relationshipType": "DESCRIBES",
                       "relatedSpdxElement": "SPDXRef-k8s-agent-sshd"},
@@ -220,17 +226,9 @@ def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
     if arch not in RUNNERS:
         raise SystemExit("sbom: unknown arch " + arch)
     version, commit, date, linked = linked_versions(binary, arch)
-    with open(binary, "rb") as f:
-        digest = hashlib.sha256(f.read()).hexdigest()
     os.makedirs(licenses, exist_ok=True)
-    packages = [{
-        "SPDXID": "SPDXRef-k8s-agent", "name": "k8s-agent",
-        "versionInfo": version, "downloadLocation": "NOASSERTION",
-        "filesAnalyzed": False, "licenseConcluded": "Apache-2.0",
-        "licenseDeclared": "Apache-2.0", "copyrightText": "NOASSERTION",
-        "sourceInfo": "built from commit " + commit,
-        "checksums": [{"algorithm": "SHA256", "checksumValue": digest}],
-    }]
+    packages = [own_package("SPDXRef-k8s-agent", "k8s-agent", version, commit,
+                            binary)]
     relationships = [{"spdxElementId": "SPDXRef-DOCUMENT",
                       "relationshipType": "DESCRIBES",
                       "relatedSpdxElement": "SPDXRef-k8s-agent"}]

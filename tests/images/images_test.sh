@@ -160,6 +160,16 @@ img_start_job() {
   JOB_PID=$!
 }
 
+# The init container: the delivery image's default command fills DIR, an emptyDir (mode 0777).
+img_deliver_into() {
+  local out
+  mkdir -p "$1"
+  chmod 0777 "$1"
+  out="$(podman run --rm --cap-drop ALL -v "$1:/opt/k8s-agent" "$DELIVERY_IMAGE" /opt/k8s-agent 2>&1)" ||
+    fail "delivery into the emptyDir: $out"
+  step "$out"
+}
+
 img_worker_logins() {
   podman logs "$BED_PREFIX-$1" 2>&1 | grep -oE 'Accepted publickey for [a-z]+ from [0-9.]+' | sort -u
 }
@@ -337,11 +347,7 @@ s_delivery_debian13() {
   img_bed_up 2
   # (1) The init container: the delivery image's default command fills an emptyDir (mode 0777).
   dir="$BED_DIR/emptydir"
-  mkdir -p "$dir"
-  chmod 0777 "$dir"
-  out="$(podman run --rm --cap-drop ALL -v "$dir:/opt/k8s-agent" "$DELIVERY_IMAGE" /opt/k8s-agent 2>&1)" ||
-    fail "delivery into the emptyDir: $out"
-  step "$out"
+  img_deliver_into "$dir"
   [[ "$(stat -c '%a %u' "$dir/k8s-agent")" == "755 65532" ]] || fail "delivered k8s-agent: $(stat -c '%a %u' "$dir/k8s-agent")"
   cmp -s "$dir/prte-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" || fail "delivered preset differs"
   cmp -s "$dir/ompi-env.sh" "$repo/images/ompi-env.sh" || fail "delivered ompi-env.sh differs"
@@ -400,11 +406,7 @@ s_stock_workers() {
   img_need_images "$DELIVERY_IMAGE" "$DEBIAN13_IMAGE"
   img_bed_up 2
   dir="$BED_DIR/emptydir"
-  mkdir -p "$dir"
-  chmod 0777 "$dir"
-  out="$(podman run --rm --cap-drop ALL -v "$dir:/opt/k8s-agent" "$DELIVERY_IMAGE" /opt/k8s-agent 2>&1)" ||
-    fail "delivery into the emptyDir: $out"
-  step "$out"
+  img_deliver_into "$dir"
   for f in k8s-agent-sshd sshd sshd-session sshd-auth; do
     [[ "$(stat -c %a "$dir/$f")" == 755 ]] || fail "delivered $f: mode $(stat -c %a "$dir/$f")"
   done

@@ -3,6 +3,7 @@
 # Demo: mpirun launches an MPI job on a simulated Kubernetes cluster through k8s-agent, before the pods are ready.
 #
 # usage: sudo ./scripts/demo.sh [--workers N] [--build-dir DIR] [--agent PATH] [--np N]
+#        sudo ./scripts/demo.sh --cluster [--workers N] [--build-dir DIR]
 #
 # What it does: installs missing Debian packages (apt-get, only when missing), builds k8s-agent if needed,
 # starts a throw-away cluster (each pod a network namespace with its own sshd and hostname, plus a fake
@@ -11,6 +12,8 @@
 # accepts connections), prints the ranks' output, a per-host timeline from k8s-agent's --trace and the launch
 # report (k8s-agent --report: phases per host, critical path; SVG Gantt chart and Chrome trace written to
 # BUILD/demo-report/), and removes everything it made. Needs root (network namespaces) and about 10 seconds.
+# --cluster: the same on a real single-node Kubernetes (scripts/lib/demo_cluster.sh): kubectl apply -k of the
+# project's manifests, the pods as they come up, mpirun's output and the report; about a minute warm.
 set -uo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -19,9 +22,10 @@ WORKERS=4
 BUILD="$REPO/build"
 AGENT=""
 NP=""
+CLUSTER=0
 
 usage() {
-  sed -n '3,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'
   exit "${1:-0}"
 }
 while [[ $# -gt 0 ]]; do
@@ -30,6 +34,7 @@ while [[ $# -gt 0 ]]; do
   --build-dir) BUILD="$2"; shift 2 ;;
   --agent) AGENT="$2"; shift 2 ;;
   --np) NP="$2"; shift 2 ;;
+  --cluster) CLUSTER=1; shift ;;
   -h | --help) usage 0 ;;
   *) echo "demo: unknown argument $1" >&2; usage 2 ;;
   esac
@@ -48,6 +53,8 @@ if [[ $EUID -ne 0 ]]; then
   echo "demo: needs root (network namespaces); run it with sudo" >&2
   exit 1
 fi
+
+((CLUSTER)) && exec bash "$REPO/scripts/lib/demo_cluster.sh" "$BUILD" "$WORKERS"
 
 T0_MS=0
 if [[ -t 1 ]]; then BOLD=$'\033[1m' PLAIN=$'\033[0m'; else BOLD='' PLAIN=''; fi

@@ -13,6 +13,9 @@ source scripts/deps.sh
 # MPICH and a Debian 13 root (Open MPI 5) serve the e2e scenarios 11 and 13, python3-mpi4py s22;
 # podman (with runc, see tests/images/podman_conf.sh) the image tests.
 k8s_agent_install_deps mpich libmpich-dev debootstrap podman runc python3-mpi4py
+# The cluster tier (tests/cluster): a real kubelet's runtime (containerd, runc,
+# the CNI bridge), kube-proxy's iptables and conntrack, the pause image's sleep.
+k8s_agent_install_deps containerd containernetworking-plugins iptables conntrack busybox-static
 # Headless Chromium renders --report's SVG (tests/integration/report); the
 # test skips with its reason if it cannot be installed.
 k8s_agent_install_deps chromium ||

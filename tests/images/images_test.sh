@@ -200,7 +200,12 @@ s_build() {
   # The Debian 13 image (for delivery_debian13) is made meanwhile: on a cold machine both debootstraps
   # mostly wait for the mirror.
   # Its own process group, so that a failure here stops all of it (a killed build leaves nothing behind).
-  setsid bash "$repo/scripts/debian-image.sh" trixie "$DEBIAN13_IMAGE" >"$build_dir/images-test/debian13.log" 2>&1 &
+  # Its exit status goes to a file, not to `wait`: with pid_max at 32768 a long cold build can recycle the
+  # pid, and bash then forgets the finished job ("not a child of this shell").
+  local debian13_rc="$build_dir/images-test/debian13.rc"
+  rm -f "$debian13_rc"
+  setsid bash -c 'bash "$0" trixie "$1"; echo $? >"$2.tmp"; mv "$2.tmp" "$2"' "$repo/scripts/debian-image.sh" \
+    "$DEBIAN13_IMAGE" "$debian13_rc" >"$build_dir/images-test/debian13.log" 2>&1 &
   local debian13_pid=$!
   trap 'kill -TERM -- "-$debian13_pid" 2>/dev/null' EXIT
   step "scripts/images.sh --build-dir $build_dir --no-build (CONTAINERS_CONF=$CONTAINERS_CONF)"
@@ -220,8 +225,8 @@ s_build() {
     img_build_was_warm || fail "a rebuild with nothing changed was not served from the cache (build logs above)"
     step "warm rebuild: ${warm} ms"
   fi
-  rc=0
-  wait "$debian13_pid" || rc=$?
+  while [[ ! -s "$debian13_rc" ]] && kill -0 "$debian13_pid" 2>/dev/null; do sleep 0.2; done
+  rc="$(cat "$debian13_rc" 2>/dev/null || echo 1)"
   trap - EXIT
   cat "$build_dir/images-test/debian13.log"
   ((rc == 77)) && skip "no Debian 13 image and it cannot be made here (see above)"

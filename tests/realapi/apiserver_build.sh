@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds and caches a real kube-apiserver (v1.20.2) plus the Debian 13 root that runs etcd and kubectl for the
-# real-API-server test tier (tests/realapi).
+# Builds and caches the real Kubernetes v1.20.2 server binaries plus the Debian 13 root that runs etcd for the
+# real-API-server tier (tests/realapi) and the single-node cluster tier (tests/cluster).
 #
 # usage: apiserver_build.sh ensure   print the cache dir, building it first if it is missing or broken
 #        apiserver_build.sh path     print the cache dir it would use (no build)
@@ -11,7 +11,8 @@
 #
 # The cache dir $K8S_REALAPI_CACHE/kube-apiserver-<recipe hash> (default /var/cache/k8s-agent) holds
 #   bin/kube-apiserver   static, built from Debian 12's source package "kubernetes" (the upstream v1.20.2
-#                        tree with vendor/, 1.20.5+really1.20.2) with Go 1.24 from Debian 13
+#                        tree with vendor/, 1.20.5+really1.20.2) with Go 1.24 from Debian 13; beside it, from
+#                        the same build, kubelet, kube-controller-manager, kube-scheduler, kube-proxy, kubectl
 #   root/                a Debian 13 (trixie, minbase) root with etcd-server (3.5) and kubernetes-client
 #                        (kubectl 1.32); realapi_lib.sh runs them with the root's own loader and libraries
 # Same pattern as tests/bed/ompi5_root.sh: built in a temporary dir on the same file system under an exclusive
@@ -32,7 +33,9 @@ RA_PACKAGES="golang-1.24-go golang-github-modern-go-reflect2-dev etcd-server kub
 RA_SRC_SUITE=bookworm
 RA_SRC_PACKAGE=kubernetes
 RA_SRC_VERSION_RE='^1\.20\.5\+really1\.20\.2-'
-RA_RECIPE="v1 suite=$RA_SUITE variant=minbase packages=$RA_PACKAGES no-recommends src=$RA_SRC_SUITE/$RA_SRC_PACKAGE \
+# The server binaries the build makes and check verifies (kubectl is checked by its client version).
+RA_BINARIES="kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy"
+RA_RECIPE="v2 suite=$RA_SUITE variant=minbase packages=$RA_PACKAGES no-recommends src=$RA_SRC_SUITE/$RA_SRC_PACKAGE \
 inner=$(sha256sum "$HERE/build_in_root.sh" | cut -c1-16)"
 RA_KEY="$(printf '%s' "$RA_RECIPE" | sha256sum | cut -c1-12)"
 RA_DIR="$K8S_REALAPI_CACHE/kube-apiserver-$RA_KEY"
@@ -54,9 +57,13 @@ root_exec() {
 ra_check() {
   local d="$1"
   [[ "$(cat "$d/$RA_STAMP" 2>/dev/null)" == "$RA_RECIPE" ]] || return 1
-  [[ -x "$d/bin/kube-apiserver" && -x "$d/root/usr/bin/etcd" && -x "$d/root/usr/bin/kubectl" ]] || return 1
-  # Whole outputs, not "| grep -q": an early grep exit would SIGPIPE the binary and fail the pipeline.
-  [[ "$("$d/bin/kube-apiserver" --version 2>/dev/null)" == "Kubernetes v1.20.2" ]] &&
+  [[ -x "$d/root/usr/bin/etcd" && -x "$d/root/usr/bin/kubectl" ]] || return 1
+  local b
+  for b in $RA_BINARIES; do
+    # Whole outputs, not "| grep -q": an early grep exit would SIGPIPE the binary and fail the pipeline.
+    [[ "$("$d/bin/$b" --version 2>/dev/null)" == "Kubernetes v1.20.2" ]] || return 1
+  done
+  [[ "$("$d/bin/kubectl" version --client --short 2>/dev/null)" == "Client Version: v1.20.2" ]] &&
     [[ "$(root_exec "$d/root" /usr/bin/etcd --version 2>/dev/null)" == *"etcd Version: 3."* ]] &&
     [[ "$(root_exec "$d/root" /usr/bin/kubectl version --client 2>/dev/null)" == *"Client Version: v1."* ]]
 }
@@ -91,9 +98,9 @@ build_into() {
     printf "%s\n" "$ver" | grep -Eq "$verre" || { echo "unexpected source version $ver" >&2; exit 1; }
     echo "source package $srcpkg $ver"
     cp "$inner" "$r/build/build_in_root.sh"
-    in_root bash /build/build_in_root.sh "/build/$src" /build/kube-apiserver
-    mv "$r/build/kube-apiserver" "$t/bin/kube-apiserver"
-    printf "%s %s\n" "$srcpkg" "$ver" >"$t/bin/kube-apiserver.source"
+    in_root bash /build/build_in_root.sh "/build/$src" /build/out
+    mv "$r"/build/out/* "$t/bin/"
+    printf "%s %s\n" "$srcpkg" "$ver" >"$t/bin/kubernetes.source"
     # The source tree, Go caches and apt lists are not needed to run anything: drop them (GBs).
     rm -rf "$r/build" "$r/gopath" "$r/var/lib/apt/realapi-lists" "$r/etc/apt/realapi-src.list"
     in_root apt-get clean
@@ -112,7 +119,7 @@ ra_build() {
 
 ra_ensure() {
   cache_ensure_root "$K8S_REALAPI_CACHE" kube-apiserver 2400 "$RA_DIR" "$RA_SUITE" \
-    "kube-apiserver v1.20.2 (10-35 min cold)" ra_check ra_build
+    "Kubernetes v1.20.2 server binaries (13-38 min cold)" ra_check ra_build
 }
 
 case "${1:-}" in

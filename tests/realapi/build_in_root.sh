@@ -1,10 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Runs INSIDE the Debian 13 build root (chroot) made by apiserver_build.sh: builds kube-apiserver v1.20.2 from
-# the Debian 12 source tree unpacked at $1 and writes the binary to $2. Offline: every input is already in the
-# root (Go 1.24, Debian's reflect2, the source tree).
+# Runs INSIDE the Debian 13 build root (chroot) made by apiserver_build.sh: builds the v1.20.2 server binaries
+# (kube-apiserver for tests/realapi; kubelet, kube-controller-manager, kube-scheduler, kube-proxy and kubectl for
+# the single-node cluster, tests/cluster) from the Debian 12 source tree unpacked at $1 into the directory $2.
+# Offline: every input is already in the root (Go 1.24, Debian's reflect2, the source tree). One build of the
+# tree for all six: the generated openapi code and Go's build cache are shared (the five cost ~3 min more).
 #
-# usage: build_in_root.sh SRC_DIR OUT_BINARY
+# usage: build_in_root.sh SRC_DIR OUT_DIR
 set -euo pipefail
 src="$1" out="$2"
 
@@ -40,6 +42,16 @@ done | grep -v -e '^vendor/k8s.io/code-generator/' -e '^vendor/k8s.io/sample-api
 # difference means the inputs above are not upstream's.
 diff -u api/api-rules/violation_exceptions.list /gopath/openapi-violations.report
 
-v=k8s.io/kubernetes/vendor/k8s.io/component-base/version
-go build -trimpath -ldflags "-s -w -X $v.gitVersion=v1.20.2 -X $v.gitMajor=1 -X $v.gitMinor=20 \
-  -X $v.gitTreeState=clean -X $v.buildDate=1970-01-01T00:00:00Z" -o "$out" ./cmd/kube-apiserver
+# The version as upstream's hack/lib/version.sh stamps it (kubectl's and the kubelet's reports read it; the
+# node object carries it), with a fixed build date so the same tree makes the same binaries.
+mkdir -p "$out"
+ldx=""
+for v in k8s.io/kubernetes/vendor/k8s.io/component-base/version k8s.io/kubernetes/vendor/k8s.io/client-go/pkg/version; do
+  ldx+=" -X $v.gitVersion=v1.20.2 -X $v.gitMajor=1 -X $v.gitMinor=20 -X $v.gitTreeState=clean"
+  ldx+=" -X $v.buildDate=1970-01-01T00:00:00Z"
+done
+for cmd in kube-apiserver kubelet kube-controller-manager kube-scheduler kube-proxy kubectl; do
+  t0=$SECONDS
+  go build -trimpath -ldflags "-s -w$ldx" -o "$out/$cmd" "./cmd/$cmd"
+  echo "built $cmd in $((SECONDS - t0)) s"
+done

@@ -206,6 +206,7 @@ def cmd_audit(path, since, user):
             if stage == "RequestReceived":
                 r = {"verb": ev.get("verb"), "uri": ev.get("requestURI"),
                      "name": ev.get("objectRef", {}).get("name", ""),
+                     "source": (ev.get("sourceIPs") or [""])[0],
                      "code": None}
                 by_id[aid] = r
                 reqs.append(r)

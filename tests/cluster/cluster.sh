@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The cluster tier (label "cluster", tests/cluster/README.md): a real single-node Kubernetes v1.20.2
+# (tests/cluster/cluster_lib.sh) with the project's images and manifests, and the agent in real pods.
+#
+# usage: cluster.sh --state DIR up         start the cluster (the ctest fixture's setup), import the images
+#        cluster.sh --state DIR down       stop it and check nothing is left behind (the fixture's cleanup)
+#        cluster.sh --state DIR SCENARIO   one scenario (tests/cluster/scenarios.sh) on the running cluster
+# Exit 77 (skip) with the reason when the machine cannot run the tier; a scenario skips when `up` did.
+# Where `up` could not start for a reason that is not a skip, it fails, and so does every scenario.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+[[ "${1:-}" == --state && -n "${2:-}" ]] || { sed -n '5,9p' "$0" >&2; exit 2; }
+CL_STATE="$(realpath -m "$2")"
+cmd="${3:-}"
+# The saved sysctls and host paths live beside the state dir: `down` removes the state dir, then compares.
+CL_SAVED="$CL_STATE.saved"
+# shellcheck source=tests/cluster/cluster_lib.sh
+source "$HERE/cluster_lib.sh"
+cl_names
+
+up() {
+  local rc why t0=$SECONDS p
+  rm -f "$CL_STATE.skip" "$CL_STATE.failed"
+  why="$(cl_unavailable)"
+  if [[ -n "$why" ]]; then
+    echo "$why" >"$CL_STATE.skip"
+    echo "SKIP: $why"
+    exit 77
+  fi
+  if ! podman image exists localhost/k8s-agent-worker:latest || ! podman image exists localhost/k8s-agent:latest ||
+    ! podman image exists localhost/k8s-agent-launcher:latest; then
+    why="the project's images are not built (the images.build test builds them: scripts/images.sh)"
+    echo "$why" >"$CL_STATE.skip"
+    echo "SKIP: $why"
+    exit 77
+  fi
+  [[ -e "$CL_STATE" ]] && cl_down
+  for k in $CL_SYSCTLS; do printf '%s=%s\n' "$k" "$(sysctl -n "$k")"; done >"$CL_SAVED"
+  for p in $CL_HOST_PATHS; do [[ -e "$p" ]] && echo "$p"; done >"$CL_SAVED.paths"
+  cl_up
+  rc=$?
+  if ((rc == 0)); then
+    bash "$HERE/cluster_images.sh" project "$CL_STATE" && bash "$HERE/cluster_images.sh" stock "$CL_STATE"
+    rc=$?
+  fi
+  if ((rc != 0)); then
+    echo "cluster did not start (exit $rc): see $CL_STATE/log" >"$CL_STATE.failed"
+    for p in "$CL_STATE"/log/*.log; do
+      [[ -f "$p" ]] || continue
+      echo "--- $(basename "$p")"
+      tail -n 15 "$p"
+    done
+    cat "$CL_STATE.failed"
+    exit 1
+  fi
+  echo "ok: cluster up in $((SECONDS - t0)) s (node Ready after $(cat "$CL_STATE/node-ready-seconds") s);" \
+    "images imported; state $CL_STATE"
+  cl_kubectl get nodes -o wide
+}
+
+down() {
+  local left
+  cl_down
+  [[ -f "$CL_SAVED" ]] || { echo "ok: no cluster was started"; exit 0; }
+  left="$(cl_leftovers "$CL_SAVED")"
+  rm -f "$CL_SAVED" "$CL_SAVED.paths"
+  if [[ -n "$left" ]]; then
+    echo "FAIL: the stopped cluster left behind:"
+    echo "$left"
+    exit 1
+  fi
+  echo "ok: cluster stopped; no process, mount, netns, cgroup, host path or sysctl change left"
+}
+
+case "$cmd" in
+up) up ;;
+down) down ;;
+'') sed -n '5,9p' "$0" >&2; exit 2 ;;
+*)
+  [[ -f "$CL_STATE.skip" ]] && { echo "SKIP: $(cat "$CL_STATE.skip")"; exit 77; }
+  [[ -f "$CL_STATE.failed" ]] && { echo "FAIL: $(cat "$CL_STATE.failed")"; exit 1; }
+  [[ -e "$CL_STATE/up" ]] || { echo "FAIL: no cluster at $CL_STATE (run: cluster.sh --state $CL_STATE up)"; exit 1; }
+  # shellcheck source=tests/cluster/scenarios.sh
+  source "$HERE/scenarios.sh"
+  cs_run "$cmd"
+  ;;
+esac

@@ -1,0 +1,387 @@
+# shellcheck shell=bash
+# SPDX-License-Identifier: Apache-2.0
+# The cluster tier's scenarios: real pods, real kubelet statuses, the agent in a launcher pod with the token
+# the kubelet projected. Each runs in a Kubernetes namespace of its own (deleted at the end, not waited for:
+# kubelet 1.20's deletes take 4-60 s) and asserts what the agent did: its exit, its output and trace, and
+# its requests in the API server's audit log. Sourced by cluster.sh (cl_* from cluster_lib.sh).
+#
+#   c01_kustomize_job     kubectl apply -k images/k8s + the Secret: the launcher Job's mpirun runs a rank on
+#                         every StatefulSet worker
+#   c02_launcher_first    the launcher runs while the workers do not exist yet, then are ContainerCreating;
+#                         the launch report (text and SVG) from the real pods' timestamps
+#   c03_worker_recreated  a worker deleted while the agent waits is recreated by the StatefulSet controller
+#                         with a new IP and UID: the agent follows it
+#   c04_job_retry         a Job pod with spec.hostname fails once; the agent uses the live replacement, which
+#                         has the same hostname, never the Failed pod
+#   c05_fail_fast         ErrImageNeverPull and a crash-looping worker fail at once with the real reason;
+#                         a pod whose sidecar crash-loops while sshd answers still launches
+#   c06_tree_spawn        4 workers, Open MPI 4 tree spawn at radix 1: agents in the workers, with their own
+#                         projected tokens, launch the rest
+#   c07_stock_image       workers and launcher from an unchanged image with Open MPI and no OpenSSH: the
+#                         delivery image's init container gives them the agent and the sshd
+
+CS_IMG="$CL_REPO_DIR/images/k8s"
+CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
+
+cs_step() { printf '[%s %s] %s\n' "$CS_NAME" "$(date +%H:%M:%S)" "$*"; }
+cs_k() { cl_kubectl -n "$CS_NS" "$@"; }
+
+# What a failing scenario shows: its pods, events and every container's log.
+cs_dump() {
+  local pod
+  echo "--- pods"
+  cs_k get pods -o wide 2>&1
+  echo "--- events"
+  cs_k get events --sort-by=.lastTimestamp 2>&1 | tail -n 30
+  for pod in $(cs_k get pods -o name 2>/dev/null); do
+    echo "--- logs $pod"
+    cs_k logs "$pod" --all-containers --tail 40 2>&1
+  done
+}
+cs_fail() {
+  echo "FAIL: $*"
+  cs_dump
+  exit 1
+}
+
+# cs_until WHAT SECONDS CMD...: polls CMD (the cluster's state, every 0.25 s) until it succeeds.
+cs_until() {
+  local what="$1" limit="$2" deadline
+  shift 2
+  deadline=$((SECONDS + limit))
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || cs_fail "$what: not within ${limit} s"
+    sleep 0.25
+  done
+}
+
+cs_jsonpath() { cs_k get "$1" -o "jsonpath=$2" 2>/dev/null; }
+cs_job_finished() { [[ -n "$(cs_jsonpath "job/$1" '{.status.succeeded}{.status.failed}')" ]]; }
+cs_has_ip() { [[ -n "$(cs_jsonpath "pod/$1" '{.status.podIP}')" ]]; }
+cs_pod_running() { [[ "$(cs_jsonpath "pod/$1" '{.status.phase}')" == Running ]]; }
+
+cs_secret() { cl_secret "$CS_NS" "$CS_WORK/keys" || cs_fail "creating the Secret mpi-ssh"; }
+
+# The base's ServiceAccount, Role and RoleBinding only (the scenarios that bring their own workloads).
+cs_rbac() {
+  cs_k apply -f "$CS_IMG/serviceaccount.yaml" -f "$CS_IMG/role.yaml" -f "$CS_IMG/rolebinding.yaml" >/dev/null ||
+    cs_fail "applying the base's RBAC"
+}
+
+cs_overlay() { cl_overlay "$CS_NS" "$CS_WORK/overlay"; }
+
+# The agent's requests (audit log, user system:serviceaccount:NS:mpi-launcher) as "verb code source uri".
+cs_agent_requests() {
+  "$CL_PY" "$CS_BED_PODS" audit "$CL_STATE/audit.log" --user "system:serviceaccount:$CS_NS:mpi-launcher" |
+    "$CL_PY" -c 'import json, sys
+for r in json.load(sys.stdin)["requests"]:
+    print(r["verb"], r["code"], r["source"], r["uri"])'
+}
+
+cs_agent_watching() { cs_agent_requests | grep -q '^watch '; }
+
+# A launcher Job running CMD (a shell line) in the launcher image with the job's keys, the agent's env.
+cs_launcher_job() {
+  local name="$1" cmd="$2" selector="$3"
+  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating Job $name"
+apiVersion: batch/v1
+kind: Job
+metadata: {name: $name}
+spec:
+  backoffLimit: 0
+  template:
+    metadata: {labels: {app.kubernetes.io/name: $name}}
+    spec:
+      serviceAccountName: mpi-launcher
+      restartPolicy: Never
+      securityContext: {runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000}
+      containers:
+        - name: launcher
+          image: k8s-agent-launcher:cluster
+          env:
+            - {name: K8S_AGENT_NAMESPACE, value: $CS_NS}
+            - {name: K8S_AGENT_SELECTOR, value: "$selector"}
+            - {name: K8S_AGENT_TIMEOUT, value: 10m}
+            - {name: OMPI_MCA_plm_rsh_agent, value: k8s-agent}
+          args: ["bash", "-c", $(printf '%s' "$cmd" | "$CL_PY" -c 'import json, sys; print(json.dumps(sys.stdin.read()))')]
+          volumeMounts: [{name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}]
+      volumes: [{name: ssh-secret, secret: {secretName: mpi-ssh, defaultMode: 0440}}]
+EOF
+}
+
+# cs_wait_job NAME SECONDS: until the Job finished; prints its pod's log to CS_WORK/NAME.log; fails unless
+# it succeeded (cs_wait_job_any: either way).
+cs_wait_job_any() {
+  cs_until "Job $1 to finish" "$2" cs_job_finished "$1"
+  cs_k logs "job/$1" >"$CS_WORK/$1.log" 2>&1
+}
+cs_wait_job() {
+  cs_wait_job_any "$@"
+  [[ "$(cs_jsonpath "job/$1" '{.status.succeeded}')" == 1 ]] || {
+    cat "$CS_WORK/$1.log"
+    cs_fail "Job $1 failed"
+  }
+}
+
+# A StatefulSet of N workers from the base's manifest, with PATCH applied by kubectl patch afterwards.
+cs_workers() {
+  local replicas="$1"
+  cs_k apply -f "$CS_IMG/service.yaml" >/dev/null &&
+    sed -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
+      -e "s|replicas: 2|replicas: $replicas|" "$CS_IMG/worker-statefulset.yaml" >"$CS_WORK/workers.yaml" &&
+    grep -q "replicas: $replicas" "$CS_WORK/workers.yaml" && grep -q ':cluster' "$CS_WORK/workers.yaml" ||
+    cs_fail "the worker StatefulSet's manifest changed: $CS_IMG/worker-statefulset.yaml"
+}
+
+cs_run() {
+  CS_NAME="$1"
+  CS_NS="$(printf '%s' "$1" | tr '_' '-')"
+  CS_WORK="$CL_STATE/work/$1"
+  declare -F "$1" >/dev/null || { echo "unknown scenario $1" >&2; exit 2; }
+  rm -rf "$CS_WORK"
+  mkdir -p "$CS_WORK"
+  cl_kubectl delete namespace "$CS_NS" --ignore-not-found --wait=true >/dev/null 2>&1
+  cl_kubectl create namespace "$CS_NS" >/dev/null || cs_fail "creating namespace $CS_NS"
+  cs_until "ServiceAccount default in $CS_NS" 60 cs_k get serviceaccount default
+  "$1"
+  cl_kubectl delete namespace "$CS_NS" --wait=false >/dev/null 2>&1
+  echo "ok: $CS_NAME"
+}
+
+c01_kustomize_job() {
+  local overlay n
+  cs_secret
+  overlay="$(cs_overlay)"
+  cs_step "kubectl apply -k (base images/k8s, tag cluster)"
+  cs_k apply -k "$overlay" >"$CS_WORK/apply.log" 2>&1 || { cat "$CS_WORK/apply.log"; cs_fail "kubectl apply -k"; }
+  cs_wait_job mpi-launcher 240
+  cat "$CS_WORK/mpi-launcher.log"
+  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/mpi-launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  # The token: projected by the kubelet (a serviceAccountToken volume source), not a Secret.
+  [[ -n "$(cs_jsonpath "pod/$(cs_jsonpath pods '{.items[?(@.metadata.labels.app\.kubernetes\.io/name=="mpi-launcher")].metadata.name}')" \
+    '{.spec.volumes[*].projected.sources[*].serviceAccountToken.path}')" ]] ||
+    cs_fail "the launcher pod has no projected service-account token"
+  cs_agent_requests >"$CS_WORK/requests"
+  grep -q '^list 200 ' "$CS_WORK/requests" || { cat "$CS_WORK/requests"; cs_fail "no LIST of pods by the agent in the audit log"; }
+  grep -v ' 200 ' "$CS_WORK/requests" && cs_fail "the agent had requests refused (above)"
+  cs_step "agent's requests: $(awk '{print $1}' "$CS_WORK/requests" | sort | uniq -c | tr -s ' \n' ' ')"
+}
+
+# mpirun over the two workers with the agents' trace, then --report (text, and the SVG's size) in the log.
+CS_MPIRUN_REPORT='export K8S_AGENT_TRACE=/tmp/trace.jsonl
+mpirun -H mpi-worker-0,mpi-worker-1 -n 2 hostname
+rc=$?
+echo "== report"
+k8s-agent --report --svg /tmp/launch.svg /tmp/trace.jsonl
+echo "== svg $(wc -c </tmp/launch.svg) bytes, $(grep -c "<svg" /tmp/launch.svg) svg elements"
+exit $rc'
+
+c02_launcher_first() {
+  local n
+  cs_secret
+  cs_rbac
+  cs_launcher_job launcher "$CS_MPIRUN_REPORT" app.kubernetes.io/name=mpi-worker
+  cs_until "the launcher pod Running" 120 cs_pod_running "$(cs_jsonpath pods '{.items[0].metadata.name}')"
+  # The agent is waiting on pods that do not exist yet: its LIST came back empty, and it watches.
+  cs_until "the agent's watch on the missing workers" 60 cs_agent_watching
+  cs_step "launcher Running, agents waiting; now the workers"
+  cs_workers 2
+  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || cs_fail "creating the workers"
+  cs_wait_job launcher 240
+  cat "$CS_WORK/launcher.log"
+  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  # Real kubelet statuses: the report's scheduling and container phases come from the pods' own timestamps.
+  grep -q 'scheduling' "$CS_WORK/launcher.log" && grep -q 'container' "$CS_WORK/launcher.log" ||
+    cs_fail "the report has no scheduling and container phases"
+  grep -qE '^== svg [0-9]+ bytes, 1 svg elements' "$CS_WORK/launcher.log" || cs_fail "no SVG chart"
+}
+
+# A one-line agent run in a launcher Job: k8s-agent -v HOST CMD..., its log in CS_WORK/NAME.log.
+cs_agent_job() {
+  local name="$1" selector="$2"
+  shift 2
+  cs_launcher_job "$name" "k8s-agent -v $*" "$selector"
+}
+
+c03_worker_recreated() {
+  local old_uid old_ip new_uid new_ip
+  cs_secret
+  cs_rbac
+  cs_workers 1
+  # The worker is held in its init container (Pending, with an IP) until the scenario deletes it; OnDelete,
+  # so the controller makes the replacement from the new template only when the old pod is gone.
+  cs_k patch --local -f "$CS_WORK/workers.yaml" --type=json -o yaml -p '[
+    {"op": "add", "path": "/spec/updateStrategy", "value": {"type": "OnDelete"}},
+    {"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 2},
+    {"op": "add", "path": "/spec/template/spec/initContainers", "value": [
+      {"name": "gate", "image": "k8s-agent-worker:cluster", "command": ["sleep", "3600"]}]}]' \
+    >"$CS_WORK/gated.yaml" || cs_fail "kubectl patch --local"
+  cs_k apply -f "$CS_WORK/gated.yaml" >/dev/null || cs_fail "creating the workers"
+  cs_until "mpi-worker-0 in its init container with an IP" 120 cs_has_ip mpi-worker-0
+  old_uid="$(cs_jsonpath pod/mpi-worker-0 '{.metadata.uid}')"
+  old_ip="$(cs_jsonpath pod/mpi-worker-0 '{.status.podIP}')"
+  cs_agent_job agent app.kubernetes.io/name=mpi-worker mpi-worker-0 hostname
+  cs_until "the agent's watch on mpi-worker-0" 120 cs_agent_watching
+  cs_step "agent waiting on mpi-worker-0 ($old_ip, $(cs_jsonpath pod/mpi-worker-0 '{.status.phase}')); deleting it"
+  cs_k patch statefulset mpi-worker --type=json -p '[{"op": "remove", "path": "/spec/template/spec/initContainers"}]' \
+    >/dev/null || cs_fail "patching the StatefulSet"
+  cs_k delete pod mpi-worker-0 --wait=false >/dev/null || cs_fail "deleting mpi-worker-0"
+  cs_wait_job agent 240
+  cat "$CS_WORK/agent.log"
+  grep -qx mpi-worker-0 "$CS_WORK/agent.log" || cs_fail "the command did not run on mpi-worker-0"
+  new_uid="$(cs_jsonpath pod/mpi-worker-0 '{.metadata.uid}')"
+  new_ip="$(cs_jsonpath pod/mpi-worker-0 '{.status.podIP}')"
+  [[ -n "$new_uid" && "$new_uid" != "$old_uid" ]] || cs_fail "mpi-worker-0 was not recreated (uid $new_uid)"
+  [[ "$new_ip" != "$old_ip" ]] || cs_fail "the replacement has the old IP $old_ip: nothing to follow"
+  cs_step "followed: $old_ip (uid ${old_uid:0:8}) -> $new_ip (uid ${new_uid:0:8})"
+}
+
+c04_job_retry() {
+  local failed
+  cs_secret
+  cs_rbac
+  mkdir -p "$CS_WORK/marker"
+  chmod 777 "$CS_WORK/marker"
+  # The first attempt exits 1 (the marker on the node's disk tells the retry); the retry runs the worker.
+  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating the workers' Job"
+apiVersion: v1
+kind: Service
+metadata: {name: w}
+spec: {clusterIP: None, selector: {job-name: w}, ports: [{name: ssh, port: 2222}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: w}
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      hostname: w0
+      subdomain: w
+      restartPolicy: Never
+      securityContext: {runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000}
+      containers:
+        - name: worker
+          image: k8s-agent-worker:cluster
+          command: ["bash", "-c", "if [[ ! -e /marker/tried ]]; then : >/marker/tried; exit 1; fi; exec /usr/local/lib/k8s-agent/worker-entrypoint.sh"]
+          volumeMounts:
+            - {name: marker, mountPath: /marker}
+            - {name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}
+      volumes:
+        - {name: marker, hostPath: {path: "$CS_WORK/marker", type: Directory}}
+        - {name: ssh-secret, secret: {secretName: mpi-ssh, defaultMode: 0440}}
+EOF
+  cs_until "the first attempt Failed" 120 cs_failed_pod
+  failed="$(cs_failed_pod)"
+  cs_step "attempt 1 ($failed) Failed; the agent asks for w0"
+  cs_agent_job agent job-name=w w0 hostname
+  cs_wait_job agent 240
+  cat "$CS_WORK/agent.log"
+  grep -qx w0 "$CS_WORK/agent.log" || cs_fail "the command did not run on w0"
+  [[ "$(cs_jsonpath "pod/$failed" '{.status.phase}')" == Failed ]] || cs_fail "the Failed pod $failed is gone"
+  grep -q "matches 2 pods" "$CS_WORK/agent.log" && cs_fail "the agent refused the two pods named w0"
+  cs_step "ran on the replacement; $failed (Failed, hostname w0) passed over"
+}
+cs_failed_pod() {
+  local p
+  p="$(cs_jsonpath pods '{.items[?(@.status.phase=="Failed")].metadata.name}')"
+  [[ -n "$p" ]] && printf '%s\n' "$p"
+}
+
+# A StatefulSet NAME of one pod with the job's keys and CONTAINERS (a YAML list, indented 8).
+cs_sts() {
+  local name="$1" containers="$2"
+  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating StatefulSet $name"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: $name}
+spec:
+  serviceName: $name
+  replicas: 1
+  selector: {matchLabels: {app: $name}}
+  template:
+    metadata: {labels: {app: $name}}
+    spec:
+      securityContext: {runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000}
+      volumes: [{name: ssh-secret, secret: {secretName: mpi-ssh, defaultMode: 0440}}]
+      containers:
+$containers
+EOF
+}
+
+cs_sidecar_backoff() {
+  [[ "$(cs_jsonpath pod/sidecar-0 '{.status.containerStatuses[?(@.name=="sidecar")].state.waiting.reason}')" == \
+    CrashLoopBackOff ]]
+}
+
+c05_fail_fast() {
+  local c
+  cs_secret
+  cs_rbac
+  cs_sts absent '        - {name: worker, image: "k8sa.local/absent:1", imagePullPolicy: Never}'
+  cs_sts crashing '        - {name: worker, image: "k8s-agent-worker:cluster", command: ["bash", "-c", "exit 3"]}'
+  cs_sts sidecar '        - name: worker
+          image: k8s-agent-worker:cluster
+          volumeMounts: [{name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}]
+        - {name: sidecar, image: "k8s-agent-worker:cluster", command: ["bash", "-c", "exit 4"]}'
+  cs_agent_job a-absent app=absent absent-0 true
+  cs_agent_job a-crashing app=crashing crashing-0 true
+  # The sidecar's agent starts only once the sidecar is in CrashLoopBackOff, a fatal reason on its own.
+  cs_until "sidecar-0's sidecar in CrashLoopBackOff" 120 cs_sidecar_backoff
+  cs_agent_job a-sidecar app=sidecar sidecar-0 hostname
+  for c in absent crashing; do
+    cs_wait_job_any "a-$c" 240
+    cat "$CS_WORK/a-$c.log"
+    [[ "$(cs_jsonpath "job/a-$c" '{.status.failed}')" == 1 ]] || cs_fail "the agent for $c-0 did not fail"
+    # Exit 255, the agent's own failure (bash ran the agent last, so its status is the container's).
+    [[ "$(cs_k get pods -l "job-name=a-$c" \
+      -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')" == 255 ]] ||
+      cs_fail "the agent's exit status for $c-0 is not 255"
+  done
+  grep -q "ErrImageNeverPull" "$CS_WORK/a-absent.log" && grep -q "absent-0" "$CS_WORK/a-absent.log" ||
+    cs_fail "no ErrImageNeverPull naming absent-0"
+  grep -q "CrashLoopBackOff" "$CS_WORK/a-crashing.log" && grep -q "crashing-0" "$CS_WORK/a-crashing.log" ||
+    cs_fail "no CrashLoopBackOff naming crashing-0"
+  cs_wait_job a-sidecar 240
+  cat "$CS_WORK/a-sidecar.log"
+  grep -qx sidecar-0 "$CS_WORK/a-sidecar.log" || cs_fail "no launch on sidecar-0 while its sidecar crash-loops"
+  cs_step "launched on sidecar-0 while its sidecar was in CrashLoopBackOff ($(cs_jsonpath pod/sidecar-0 \
+    '{.status.containerStatuses[?(@.name=="sidecar")].restartCount}') restarts)"
+}
+
+c06_tree_spawn() {
+  local n sources ips ip from_workers=0
+  cs_secret
+  cs_rbac
+  cs_workers 4
+  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || cs_fail "creating the workers"
+  cs_launcher_job launcher \
+    'mpirun --mca routed_radix 1 -H mpi-worker-0,mpi-worker-1,mpi-worker-2,mpi-worker-3 -n 4 hostname' \
+    app.kubernetes.io/name=mpi-worker
+  cs_wait_job launcher 240
+  cat "$CS_WORK/launcher.log"
+  for n in 0 1 2 3; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  # Agents that orted ran in the workers read pods too: from the workers' IPs, with the workers' own tokens.
+  ips="$(cs_jsonpath pods '{.items[?(@.metadata.labels.app\.kubernetes\.io/name=="mpi-worker")].status.podIP}')"
+  sources="$(cs_agent_requests | awk '{print $3}' | sort -u | tr '\n' ' ')"
+  cs_step "the agents' requests came from $sources(workers: $ips)"
+  for ip in $ips; do [[ " $sources" == *" $ip "* ]] && from_workers=$((from_workers + 1)); done
+  ((from_workers >= 1)) || cs_fail "no agent ran in a worker pod (tree spawn)"
+}
+
+c07_stock_image() {
+  local n
+  cs_secret
+  cs_rbac
+  sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
+    -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
+  grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml" ||
+    cs_fail "images/k8s/examples/stock-image.yaml changed its images"
+  cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || cs_fail "applying the stock-image example"
+  cs_wait_job train-launcher 240
+  cat "$CS_WORK/train-launcher.log"
+  for n in 0 1; do
+    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
+  done
+  cs_step "ran on the stock image's workers with the delivered sshd"
+}

@@ -369,6 +369,11 @@ main() {
       continue
     fi
     args+=(--label "org.k8s-agent.inputs=$inputs")
+    # A manifest list of that name (an earlier --arch amd64,arm64) goes: a
+    # build would only take its name and leave it behind without one.
+    if podman manifest exists "$name" 2>/dev/null; then
+      podman manifest rm "$name" >/dev/null || die "podman manifest rm $name failed"
+    fi
     log "building $name (log $log)"
     if ! podman build "${args[@]}" "$bctx" >"$log" 2>&1; then
       tail -n 25 "$log" >&2

@@ -4,12 +4,19 @@
 # machine (built first if missing; never compiled inside an image). Installs
 # the Debian packages it lacks (podman, debootstrap, the build's own):
 #   k8s-agent           delivery image: the binary, the MCA presets and a
-#                       static copier, to put the agent into any image
+#                       static copier, to put the agent into any image;
+#                       amd64 and, with --arch, arm64 (a manifest list)
 #   k8s-agent-worker    Debian + Open MPI + sshd on 2222 as uid 1000
 #   k8s-agent-launcher  Debian + Open MPI's mpirun, k8s-agent as its agent
 #
 #   sudo scripts/images.sh [options] [delivery|worker|launcher]...   (default: all three)
 #     --build-dir DIR   where k8s-agent and k8s-agent-deliver are built (default build/)
+#     --arch LIST       the delivery image's architectures: amd64 (default), arm64 or
+#                       amd64,arm64. One: the image k8s-agent:TAG. Both: k8s-agent:TAG-amd64,
+#                       k8s-agent:TAG-arm64 and the manifest list k8s-agent:TAG over the two.
+#                       Worker and launcher are amd64 whatever LIST says.
+#     --aarch64-build-dir DIR  the "aarch64" preset's build, where the arm64 k8s-agent and
+#                       k8s-agent-deliver are (cross-)built (default build-aarch64/)
 #     --tag TAG         image tag (default latest)
 #     --base IMAGE      Debian base of worker and launcher (default debian:bookworm-slim)
 #     --context DIR     only stage the build context in DIR and print the build commands
@@ -23,6 +30,17 @@
 # that podman does not have, scripts/debian-image.sh makes it from Debian's
 # packages (debootstrap) and caches it. apt-get inside the builds uses the
 # host's network. podman reads its settings as usual (CONTAINERS_CONF, ...).
+#
+# Why --arch is amd64 alone unless asked, even where the cross toolchain
+# is installed: k8s-agent:TAG then stays the one plain image it always was
+# (the users and tests that run or push it see no change), and a default
+# run never starts the cross build (the arm64 third-party prefix and agent:
+# 10 minutes and more cold) nor turns k8s-agent:TAG into a manifest list
+# because of what a machine happens to have installed. The arm64 image
+# carries no workers' side (k8s-agent-sshd, the portable sshd):
+# scripts/sshd_build.sh builds that sshd for x86_64 only so far, so it is
+# images/k8s-agent-nosshd.Dockerfile, labelled org.k8s-agent.sshd-side.
+# Its SBOM describes its arm64 binaries (scripts/lib/sbom.py ... aarch64).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -32,6 +50,8 @@ base=debian:bookworm-slim
 context_only=""
 no_build=0
 targets=()
+arches=(amd64)
+a64_dir="$repo/build-aarch64"
 
 usage() {
   awk 'NR > 2 && /^#/ { sub(/^# ?/, ""); print; next } NR > 2 { exit }' "$0" >&2
@@ -50,16 +70,32 @@ while [[ $# -gt 0 ]]; do
   --base) base="${2:?}"; shift 2 ;;
   --context) context_only="$(realpath -m "${2:?}")"; shift 2 ;;
   --no-build) no_build=1; shift ;;
+  --arch) IFS=, read -r -a arches <<<"${2:?}"; shift 2 ;;
+  --aarch64-build-dir) a64_dir="$(realpath -m "${2:?}")"; shift 2 ;;
   -h | --help) usage ;;
   delivery | worker | launcher) targets+=("$1"); shift ;;
   *) echo "images.sh: unknown argument: $1" >&2; usage ;;
   esac
 done
 ((${#targets[@]})) || targets=(delivery worker launcher)
+case " ${arches[*]} " in
+" amd64 " | " arm64 " | " amd64 arm64 " | " arm64 amd64 ") ;;
+*) echo "images.sh: --arch ${arches[*]}: amd64, arm64 or amd64,arm64" >&2; usage ;;
+esac
+has() { [[ " $2 " == *" $1 "* ]]; }
+# The delivery image for arm64, and anything amd64 (every worker or launcher).
+want_arm64=0 want_amd64=0
+has delivery "${targets[*]}" && has arm64 "${arches[*]}" && want_arm64=1
+if has worker "${targets[*]}" || has launcher "${targets[*]}" ||
+  { has delivery "${targets[*]}" && has amd64 "${arches[*]}"; }; then
+  want_amd64=1
+fi
 
 agent="$build_dir/launcher/k8s-agent"
 deliver="$build_dir/images/k8s-agent-deliver"
 sshd_entry="$build_dir/launcher/k8s-agent-sshd"
+a64_agent="$a64_dir/launcher/k8s-agent"
+a64_deliver="$a64_dir/images/k8s-agent-deliver"
 
 # The binaries come from the project's own build (the one every test runs),
 # built here if missing or older than the sources would make them.
@@ -75,6 +111,28 @@ build_binaries() {
   cmake --build "$build_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver k8s-agent-sshd >/dev/null ||
     die "building k8s-agent, k8s-agent-deliver and k8s-agent-sshd in $build_dir failed"
   [[ -x "$agent" && -x "$deliver" && -x "$sshd_entry" ]] || die "build produced no $agent, $deliver or $sshd_entry"
+}
+
+# The arm64 ones: the "aarch64" preset's cross build (the same sources and
+# flags; scripts/deps.sh --aarch64 installs the toolchain and qemu-user,
+# which the SBOM runs the agent's --version under).
+build_arm64_binaries() {
+  local b tool
+  for tool in aarch64-linux-gnu-g++ aarch64-linux-gnu-strip qemu-aarch64-static; do
+    command -v "$tool" >/dev/null || die "--arch arm64 needs $tool: scripts/deps.sh --aarch64"
+  done
+  if ((!no_build)); then
+    if [[ ! -f "$a64_dir/CMakeCache.txt" ]]; then
+      [[ "$a64_dir" == "$repo/build-aarch64" ]] || die "no CMake build in $a64_dir"
+      (cd "$repo" && cmake --preset aarch64 >/dev/null) || die "cmake --preset aarch64 failed"
+    fi
+    cmake --build "$a64_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver >/dev/null ||
+      die "building the arm64 k8s-agent and k8s-agent-deliver in $a64_dir failed"
+  fi
+  for b in "$a64_agent" "$a64_deliver"; do
+    [[ -x "$b" ]] || die "no $b (cmake --build $a64_dir --target k8s-agent k8s-agent-deliver)"
+    [[ "$(readelf -h "$b" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || die "$b is not an AArch64 binary"
+  done
 }
 
 # Shared libraries the agent needs beyond glibc's own (libc, libm, the
@@ -103,7 +161,7 @@ packages_of() {
 # The build context: only what the Dockerfiles COPY. The binary is
 # stripped (the debug info stays in the build tree); unchanged inputs give
 # byte-identical files, so podman's layer cache makes a warm rebuild cheap.
-stage_context() {
+new_context() {
   local ctx="$1"
   # Only ever delete a directory this script staged (--context may name any).
   if [[ -n "$context_only" && -e "$ctx" && ! -e "$ctx/.k8s-agent-context" ]] &&
@@ -113,6 +171,11 @@ stage_context() {
   rm -rf "$ctx"
   mkdir -p "$ctx"
   : >"$ctx/.k8s-agent-context"
+}
+
+stage_context() {
+  local ctx="$1"
+  new_context "$ctx"
   strip -o "$ctx/k8s-agent" "$agent"
   strip -o "$ctx/k8s-agent-deliver" "$deliver"
   # The workers' side: k8s-agent-sshd and the portable sshd (built stripped, cached).
@@ -135,21 +198,89 @@ stage_context() {
   touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
 }
 
-image_name() {
+# The arm64 delivery image's context (images/k8s-agent-nosshd.Dockerfile):
+# the cross-built agent and copier, stripped by the target's binutils, the
+# presets, ompi-env.sh, and the SBOM and licences of those arm64 binaries.
+stage_arm64_context() {
+  local ctx="$1"
+  new_context "$ctx"
+  aarch64-linux-gnu-strip -o "$ctx/k8s-agent" "$a64_agent"
+  aarch64-linux-gnu-strip -o "$ctx/k8s-agent-deliver" "$a64_deliver"
+  cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
+    "$repo/images/ompi-env.sh" "$ctx/"
+  chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver
+  chmod 0644 "$ctx"/*.conf "$ctx"/ompi-env.sh
+  /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path aarch64)" \
+    "$ctx/sbom.spdx.json" "$ctx/licenses" aarch64 || die "writing the SBOM of $a64_agent failed"
+  chmod 0755 "$ctx/licenses"
+  chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
+  touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
+}
+
+# image_ref TARGET ARCH: what one build is tagged.
+image_ref() {
   case "$1" in
-  delivery) printf 'k8s-agent' ;;
-  *) printf 'k8s-agent-%s' "$1" ;;
+  delivery)
+    if ((${#arches[@]} > 1)); then
+      printf 'k8s-agent:%s-%s' "$tag" "$2"
+    else
+      printf 'k8s-agent:%s' "$tag"
+    fi
+    ;;
+  *) printf 'k8s-agent-%s:%s' "$1" "$tag" ;;
   esac
 }
+# dockerfile TARGET ARCH
 dockerfile() {
-  case "$1" in
-  delivery) printf '%s/images/k8s-agent.Dockerfile' "$repo" ;;
+  case "$1:$2" in
+  delivery:arm64) printf '%s/images/k8s-agent-nosshd.Dockerfile' "$repo" ;;
+  delivery:*) printf '%s/images/k8s-agent.Dockerfile' "$repo" ;;
   *) printf '%s/images/%s.Dockerfile' "$repo" "$1" ;;
   esac
 }
+# The builds: TARGET:ARCH, the delivery image once per --arch.
+builds() {
+  local t a
+  for t in "${targets[@]}"; do
+    if [[ "$t" == delivery ]]; then
+      for a in "${arches[@]}"; do printf '%s:%s\n' "$t" "$a"; done
+    else
+      printf '%s:amd64\n' "$t"
+    fi
+  done
+}
+
+# platform_args TARGET ARCH: a per-arch delivery image names its platform
+# (FROM scratch and COPY only: nothing of arm64 runs while it is built); the
+# default single amd64 build keeps the arguments (and inputs) it always had.
+platform_args() {
+  [[ "$1" == delivery ]] || return 0
+  if ((${#arches[@]} > 1)) || [[ "$2" != amd64 ]]; then
+    args+=(--platform "linux/$2")
+  fi
+}
+
+# The manifest list k8s-agent:TAG over the per-arch delivery images, made
+# anew each time (milliseconds); a plain image of that name loses the name.
+make_manifest() {
+  local list="k8s-agent:$tag" a
+  if podman manifest exists "$list" 2>/dev/null; then
+    podman manifest rm "$list" >/dev/null || die "podman manifest rm $list failed"
+  elif podman image exists "$list"; then
+    podman untag "$list" "$list" || die "podman untag $list failed"
+  fi
+  podman manifest create "$list" >/dev/null || die "podman manifest create $list failed"
+  for a in "${arches[@]}"; do
+    podman manifest add "$list" "containers-storage:localhost/$(image_ref delivery "$a")" >/dev/null ||
+      die "podman manifest add $list $(image_ref delivery "$a") failed"
+  done
+  log "manifest list $list: $(podman manifest inspect "$list" |
+    /usr/bin/python3 -c 'import json, sys; print(" ".join(m["platform"]["os"] + "/" + m["platform"]["architecture"] for m in json.load(sys.stdin)["manifests"]))')"
+}
 
 main() {
-  local ctx target t0 args pkgs=""
+  local ctx a64_ctx job target arch t0 args pkgs=""
+  local -a jobs
   local -a libs
   # shellcheck source=scripts/deps.sh
   source "$repo/scripts/deps.sh"
@@ -158,27 +289,44 @@ main() {
   else
     k8s_agent_install_deps binutils podman debootstrap
   fi
-  build_binaries
-  mapfile -t libs < <(extra_libs "$agent")
-  if ((${#libs[@]})); then
-    pkgs="$(packages_of "${libs[@]}")"
-    log "note: $agent is not portable: it needs ${libs[*]} beyond glibc."
-    log "      worker and launcher get them from Debian (${pkgs% }), so their base must be this"
-    log "      machine's Debian release; the delivery image's agent runs only where they exist."
+  ((want_amd64)) && build_binaries
+  ((want_arm64)) && build_arm64_binaries
+  if ((want_amd64)); then
+    mapfile -t libs < <(extra_libs "$agent")
+    if ((${#libs[@]})); then
+      pkgs="$(packages_of "${libs[@]}")"
+      log "note: $agent is not portable: it needs ${libs[*]} beyond glibc."
+      log "      worker and launcher get them from Debian (${pkgs% }), so their base must be this"
+      log "      machine's Debian release; the delivery image's agent runs only where they exist."
+    fi
+  fi
+  if has arm64 "${arches[*]}" && { has worker "${targets[*]}" || has launcher "${targets[*]}"; }; then
+    log "note: --arch ${arches[*]} is the delivery image's: worker and launcher are amd64 only"
   fi
   ctx="${context_only:-$build_dir/images/context}"
-  stage_context "$ctx"
+  a64_ctx="$ctx-arm64"
+  ((want_amd64)) && stage_context "$ctx"
+  ((want_arm64)) && stage_arm64_context "$a64_ctx"
+  # context_of TARGET:ARCH
+  context_of() { [[ "$1" == delivery:arm64 ]] && printf '%s' "$a64_ctx" || printf '%s' "$ctx"; }
 
+  mapfile -t jobs < <(builds)
   if [[ -n "$context_only" ]]; then
-    for target in "${targets[@]}"; do
-      args=(-f "$(dockerfile "$target")" -t "$(image_name "$target"):$tag")
+    for job in "${jobs[@]}"; do
+      target="${job%:*}" arch="${job#*:}"
+      args=(-f "$(dockerfile "$target" "$arch")" -t "$(image_ref "$target" "$arch")")
+      platform_args "$target" "$arch"
       [[ "$target" == delivery ]] || args+=(--build-arg "DEBIAN_IMAGE=$base")
       [[ "$target" == delivery || -z "$pkgs" ]] || args+=(--build-arg "AGENT_PACKAGES=${pkgs% }")
       printf 'docker build'
-      printf ' %q' "${args[@]}" "$ctx"
+      printf ' %q' "${args[@]}" "$(context_of "$target:$arch")"
       printf '\n'
-
     done
+    if has delivery "${targets[*]}" && ((${#arches[@]} > 1)); then
+      printf '# then, once both are pushed: docker manifest create k8s-agent:%s' "$tag"
+      for arch in "${arches[@]}"; do printf ' k8s-agent:%s-%s' "$tag" "$arch"; done
+      printf '\n'
+    fi
     return 0
   fi
 
@@ -191,12 +339,16 @@ main() {
       bash "$repo/scripts/debian-image.sh" "${BASH_REMATCH[3]}" "$base"
     fi
   fi
-  local name inputs log
-  for target in "${targets[@]}"; do
+  local name inputs log bctx
+  for job in "${jobs[@]}"; do
+    target="${job%:*}" arch="${job#*:}"
     t0=$SECONDS
-    name="$(image_name "$target"):$tag"
+    name="$(image_ref "$target" "$arch")"
+    bctx="$(context_of "$target:$arch")"
     log="$build_dir/images/$target.log"
-    args=(--pull=never --layers -f "$(dockerfile "$target")" -t "$name")
+    [[ "$target" != delivery ]] || ((${#arches[@]} == 1)) || log="$build_dir/images/$target-$arch.log"
+    args=(--pull=never --layers -f "$(dockerfile "$target" "$arch")" -t "$name")
+    platform_args "$target" "$arch"
     if [[ "$target" != delivery ]]; then
       # apt-get runs inside these builds: the host's network.
       args+=(--network=host --build-arg "DEBIAN_IMAGE=$base" --build-arg "AGENT_PACKAGES=${pkgs% }")
@@ -205,10 +357,10 @@ main() {
     # the same digest, even podman's cached rebuild (seconds) is skipped.
     inputs="$(
       {
-        cat "$(dockerfile "$target")"
+        cat "$(dockerfile "$target" "$arch")"
         printf '%s\n' "${args[@]}"
         [[ "$target" == delivery ]] || podman image inspect -f '{{.Id}}' "$base"
-        (cd "$ctx" && find . -type f ! -name .k8s-agent-context -print0 | LC_ALL=C sort -z | xargs -0 sha256sum --)
+        (cd "$bctx" && find . -type f ! -name .k8s-agent-context -print0 | LC_ALL=C sort -z | xargs -0 sha256sum --)
       } | sha256sum | cut -c1-16
     )"
     if [[ "$(podman image inspect -f '{{index .Labels "org.k8s-agent.inputs"}}' "$name" 2>/dev/null)" == "$inputs" ]]; then
@@ -217,13 +369,21 @@ main() {
       continue
     fi
     args+=(--label "org.k8s-agent.inputs=$inputs")
+    # A manifest list of that name (an earlier --arch amd64,arm64) goes: a
+    # build would only take its name and leave it behind without one.
+    if podman manifest exists "$name" 2>/dev/null; then
+      podman manifest rm "$name" >/dev/null || die "podman manifest rm $name failed"
+    fi
     log "building $name (log $log)"
-    if ! podman build "${args[@]}" "$ctx" >"$log" 2>&1; then
+    if ! podman build "${args[@]}" "$bctx" >"$log" 2>&1; then
       tail -n 25 "$log" >&2
-      die "podman build of $name failed: podman build ${args[*]} $ctx"
+      die "podman build of $name failed: podman build ${args[*]} $bctx"
     fi
     log "built $name in $((SECONDS - t0)) s ($(podman image inspect --format '{{.Size}}' "$name" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
   done
+  if has delivery "${targets[*]}" && ((${#arches[@]} > 1)); then
+    make_manifest
+  fi
 }
 
 main

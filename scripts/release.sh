@@ -81,7 +81,8 @@ cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
 /usr/bin/python3 scripts/lib/sbom.py "$stage/$name/bin/k8s-agent" "$(scripts/third_party.sh path "$arch")" \
   "$stage/$name/sbom.spdx.json" "$stage/$name/licenses" "$arch" || die "writing the SBOM failed"
 mkdir -p "$out"
-# Reproducible: fixed owner, order and time (the last commit's).
+# Reproducible: fixed owner, order and time (the last commit's); two builds of one commit give the same
+# archive (tests/portable/repro_test.sh).
 mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$stage" -cf - "$name" |
   gzip -n -9 >"$out/$name.tar.gz"

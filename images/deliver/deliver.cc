@@ -3,7 +3,8 @@
 // and the Open MPI presets that sit beside this program into DIR (an
 // emptyDir an init container shares with the user's own containers), so an
 // unchanged training image can run `mpirun` with plm_rsh_agent pointing at
-// DIR/k8s-agent.
+// DIR/k8s-agent. The workers' side (k8s-agent-sshd and the portable sshd)
+// goes too when the image has it; the arm64 image has none yet.
 //
 // It is linked statically because the delivery image holds nothing but
 // these files: no shell, no cp, no libc to load.
@@ -28,6 +29,9 @@ namespace {
 struct Payload {
   const char* name;
   mode_t mode;
+  // The workers' side: an image carries all of it or none (the arm64
+  // delivery image has no portable sshd yet: images/README.md).
+  bool sshd_side;
 };
 
 // Everything the delivery image carries for the user's containers. The
@@ -39,19 +43,39 @@ struct Payload {
 // Open MPI 5 it gives the OMPI_MCA_ settings that operators write their
 // PRRTE names, which prterun would otherwise ignore (all ranks local).
 constexpr std::array<Payload, 8> kPayload = {{
-    {"k8s-agent", 0755},
-    {"k8s-agent-sshd", 0755},
-    {"sshd", 0755},
-    {"sshd-session", 0755},
-    {"sshd-auth", 0755},
-    {"openmpi-mca-params.conf", 0644},
-    {"prte-mca-params.conf", 0644},
-    {"ompi-env.sh", 0644},
+    {"k8s-agent", 0755, false},
+    {"k8s-agent-sshd", 0755, true},
+    {"sshd", 0755, true},
+    {"sshd-session", 0755, true},
+    {"sshd-auth", 0755, true},
+    {"openmpi-mca-params.conf", 0644, false},
+    {"prte-mca-params.conf", 0644, false},
+    {"ompi-env.sh", 0644, false},
 }};
 
 constexpr int kUsageError = 2;
 
-Status Deliver(const std::string& dir) {
+// Whether the image carries the workers' side: all of it, or none (then
+// those files are not delivered). A part of it is an error, never a worker
+// left with an sshd that cannot start.
+StatusOr<bool> HasSshdSide(const std::string& from) {
+  std::string present, missing;
+  for (const Payload& p : kPayload) {
+    if (!p.sshd_side) continue;
+    std::string& list =
+        access(JoinPath(from, p.name).c_str(), F_OK) == 0 ? present : missing;
+    list += (list.empty() ? "" : ", ") + std::string(p.name);
+  }
+  if (!present.empty() && !missing.empty()) {
+    return FailedPreconditionError("the image has " + present + " but not " +
+                                   missing + " beside " + from);
+  }
+  return missing.empty();
+}
+
+// Copies the payload into DIR; the names delivered after k8s-agent go to
+// *with.
+Status Deliver(const std::string& dir, std::string* with) {
   struct stat st {};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return FailedPreconditionError(
@@ -60,11 +84,17 @@ Status Deliver(const std::string& dir) {
         "with the containers that run mpirun)");
   }
   K8S_ASSIGN_OR_RETURN(std::string from, SelfExeDir());
+  K8S_ASSIGN_OR_RETURN(bool sshd_side, HasSshdSide(from));
   for (const Payload& p : kPayload) {
+    if (p.sshd_side && !sshd_side) continue;
     K8S_RETURN_IF_ERROR(CopyFileAtomically(JoinPath(from, p.name),
                                            JoinPath(dir, p.name), p.mode)
                             .WithContext("delivering " + std::string(p.name)));
+    if (std::string(p.name) != "k8s-agent") {
+      *with += (with->empty() ? "" : ", ") + std::string(p.name);
+    }
   }
+  if (!sshd_side) *with += "; no sshd side in this image";
   return OkStatus();
 }
 
@@ -72,8 +102,8 @@ int Main(int argc, char** argv) {
   if (argc != 2 || argv[1][0] == '\0' || argv[1][0] == '-') {
     std::fprintf(stderr,
                  "usage: k8s-agent-deliver DIR\n"
-                 "Copies k8s-agent, k8s-agent-sshd with a portable sshd, "
-                 "the Open MPI presets\n"
+                 "Copies k8s-agent, k8s-agent-sshd with a portable sshd "
+                 "(where the image has them), the Open MPI presets\n"
                  "(openmpi-mca-params.conf, prte-mca-params.conf) and "
                  "ompi-env.sh into DIR,\n"
                  "e.g. an emptyDir shared with the pod's other containers; "
@@ -83,14 +113,11 @@ int Main(int argc, char** argv) {
     return kUsageError;
   }
   std::string dir = argv[1];
-  Status status = Deliver(dir);
+  std::string with;
+  Status status = Deliver(dir, &with);
   if (!status.ok()) {
     std::fprintf(stderr, "k8s-agent-deliver: %s\n", status.message().c_str());
     return 1;
-  }
-  std::string with;
-  for (size_t i = 1; i < kPayload.size(); ++i) {
-    with += (i > 1 ? ", " : "") + std::string(kPayload[i].name);
   }
   std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s)\n", dir.c_str(),
               with.c_str());

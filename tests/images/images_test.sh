@@ -17,6 +17,9 @@
 #                       Debian 13 image runs the agent from it and launches a job on the workers
 #   stock_workers       workers from the stock Debian 13 image (no OpenSSH) run the delivered
 #                       k8s-agent-sshd; a stock launcher reaches them; SIGTERM ends the worker
+#   multiarch           scripts/images.sh --arch amd64,arm64 (tag multiarch-test, removed after): the
+#                       manifest list has both platforms; the arm64 image, run under qemu-user, delivers
+#                       an aarch64 agent (its SBOM's checksum) that runs --version under qemu
 # Exit: 0 pass, 1 fail, 77 skip (not root, podman missing, images not built).
 set -uo pipefail
 
@@ -451,10 +454,162 @@ s_stock_workers() {
   pass
 }
 
+# binfmt_misc entries of this scenario are named k8s-agent-test-aarch64-PID (the test's pid).
+BINFMT=/proc/sys/fs/binfmt_misc
+BINFMT_MOUNTED=""
+BINFMT_NAME=""
+# The entry of an interpreter for aarch64 ELF binaries already registered, if any (by its magic).
+img_binfmt_aarch64() {
+  grep -lsx 'magic 7f454c460201010000000000000000000200b700' "$BINFMT"/* 2>/dev/null | head -n1
+}
+# Lets podman run arm64 containers for the duration of the test: when no aarch64 interpreter is
+# registered, registers qemu-aarch64-static with the F flag (the kernel opens it now, so it runs inside
+# the container's root), mounting binfmt_misc first if it is not. The machine keeps no binfmt-support
+# installed on purpose: img_binfmt_down removes exactly what this added. Fails (1) where the kernel
+# refuses (no binfmt_misc, no permission): the caller then runs the copier under qemu-user itself.
+img_binfmt_up() {
+  local e pid qemu
+  qemu="$(command -v qemu-aarch64-static)" || return 1
+  if [[ ! -e "$BINFMT/register" ]]; then
+    mount -t binfmt_misc binfmt_misc "$BINFMT" 2>/dev/null || return 1
+    BINFMT_MOUNTED=1
+  fi
+  # Entries of runs that were killed (a ctest timeout sends SIGKILL: no trap ran).
+  for e in "$BINFMT"/k8s-agent-test-aarch64-*; do
+    [[ -e "$e" ]] || continue
+    pid="${e##*-}"
+    kill -0 "$pid" 2>/dev/null || echo -1 >"$e"
+  done
+  [[ -n "$(img_binfmt_aarch64)" ]] && return 0
+  BINFMT_NAME="k8s-agent-test-aarch64-$$"
+  # The kernel decodes the \x escapes; magic and mask are those of an aarch64 ELF executable.
+  printf '%s' ":$BINFMT_NAME:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:$qemu:F" \
+    >"$BINFMT/register" 2>/dev/null || {
+    BINFMT_NAME=""
+    img_binfmt_down
+    return 1
+  }
+}
+img_binfmt_down() {
+  [[ -z "$BINFMT_NAME" || ! -e "$BINFMT/$BINFMT_NAME" ]] || echo -1 >"$BINFMT/$BINFMT_NAME"
+  BINFMT_NAME=""
+  # Unmounted only as this found it: empty of entries but the two control files.
+  if [[ -n "$BINFMT_MOUNTED" ]] && [[ "$(find "$BINFMT" -mindepth 1 -printf '%f\n' | LC_ALL=C sort | tr '\n' ' ')" == "register status " ]]; then
+    umount "$BINFMT" && BINFMT_MOUNTED=""
+  fi
+}
+
+MA_TAG=multiarch-test
+img_multiarch_down() {
+  img_binfmt_down
+  podman manifest rm "k8s-agent:$MA_TAG" >/dev/null 2>&1
+  # Untags (the layers may be k8s-agent:latest's too).
+  podman rmi "k8s-agent:$MA_TAG-amd64" "k8s-agent:$MA_TAG-arm64" >/dev/null 2>&1
+  [[ -z "${MA_TMP:-}" ]] || rm -rf "$MA_TMP"
+}
+
+s_multiarch() {
+  local a64="$repo/build-aarch64" a t0 out rc dir plat files how
+  img_prereqs
+  command -v qemu-aarch64-static >/dev/null || skip "no qemu-aarch64-static: scripts/deps.sh --aarch64"
+  command -v aarch64-linux-gnu-g++ >/dev/null || skip "no aarch64 cross toolchain: scripts/deps.sh --aarch64"
+  [[ -x "$a64/launcher/k8s-agent" ]] ||
+    skip "no $a64/launcher/k8s-agent (the arm64.build test makes it: cmake --preset aarch64 && cmake --build --preset aarch64)"
+  [[ -x "$build_dir/images/k8s-agent-deliver" && -x "$build_dir/launcher/k8s-agent-sshd" ]] ||
+    fail "build k8s-agent-deliver and k8s-agent-sshd first"
+  MA_TMP="$(mktemp -d /tmp/k8s-agent-multiarch.XXXXXX)"
+  trap 'img_multiarch_down' EXIT
+  trap 'img_multiarch_down; trap - INT; kill -INT $$' INT
+  trap 'img_multiarch_down; trap - TERM; kill -TERM $$' TERM
+  # The arm64 copier beside the agent the fixture built (one source file more).
+  cmake --build "$a64" --target k8s-agent k8s-agent-deliver >"$MA_TMP/build.log" 2>&1 || {
+    tail -n 20 "$MA_TMP/build.log"
+    fail "building the arm64 k8s-agent-deliver in $a64"
+  }
+  step "scripts/images.sh --arch amd64,arm64 --tag $MA_TAG delivery"
+  t0=$(now_ms)
+  bash "$repo/scripts/images.sh" --build-dir "$build_dir" --aarch64-build-dir "$a64" --no-build \
+    --arch amd64,arm64 --tag "$MA_TAG" delivery || fail "scripts/images.sh --arch amd64,arm64 failed"
+  step "built in $(($(now_ms) - t0)) ms"
+
+  # (1) The manifest list names both platforms, each the image of that architecture.
+  plat="$(podman manifest inspect "k8s-agent:$MA_TAG" | /usr/bin/python3 -c '
+import json, sys
+print(" ".join(sorted(m["platform"]["os"] + "/" + m["platform"]["architecture"] for m in json.load(sys.stdin)["manifests"])))')"
+  [[ "$plat" == "linux/amd64 linux/arm64" ]] || fail "manifest list k8s-agent:$MA_TAG has: $plat"
+  for a in amd64 arm64; do
+    [[ "$(podman image inspect -f '{{.Os}}/{{.Architecture}}' "k8s-agent:$MA_TAG-$a")" == "linux/$a" ]] ||
+      fail "k8s-agent:$MA_TAG-$a is $(podman image inspect -f '{{.Os}}/{{.Architecture}}' "k8s-agent:$MA_TAG-$a")"
+  done
+  step "manifest list k8s-agent:$MA_TAG: $plat"
+
+  # (2) The arm64 image: no workers' side (labelled so), the rest as the amd64 one.
+  podman create --arch arm64 --name "kab-ma-$$" "k8s-agent:$MA_TAG-arm64" >/dev/null || fail "podman create the arm64 image"
+  mkdir -p "$MA_TMP/rootfs"
+  podman export "kab-ma-$$" | tar -xf - -C "$MA_TMP/rootfs"
+  podman rm -f -i "kab-ma-$$" >/dev/null 2>&1
+  files="$(cd "$MA_TMP/rootfs" && find . -type f -size +0 | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' ')"
+  [[ "$files" == "k8s-agent k8s-agent-deliver licenses/curl.copyright licenses/gcc-"[0-9]*"-cross.copyright licenses/libssh2.copyright licenses/nghttp2.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json " ]] ||
+    fail "arm64 delivery image holds: $files"
+  [[ "$(podman image inspect -f '{{index .Labels "org.k8s-agent.sshd-side"}}' "k8s-agent:$MA_TAG-arm64")" == none:* ]] ||
+    fail "the arm64 image does not say it has no sshd side"
+
+  # (3) Its copier, run as arm64: in a container under qemu-user through binfmt_misc where this
+  # machine lets the test register it, else straight from the image's root under qemu-user.
+  dir="$MA_TMP/emptydir"
+  mkdir -p "$dir"
+  chmod 0777 "$dir"
+  # K8S_TEST_NO_BINFMT=1 takes the second way where the first would do.
+  if [[ -z "${K8S_TEST_NO_BINFMT:-}" ]] && img_binfmt_up; then
+    how="podman run --arch arm64 (binfmt_misc: ${BINFMT_NAME:-$(basename "$(img_binfmt_aarch64)")})"
+    out="$(podman run --rm --pull=never --arch arm64 --cap-drop ALL -v "$dir:/opt/k8s-agent" \
+      "k8s-agent:$MA_TAG-arm64" /opt/k8s-agent 2>&1)" || fail "arm64 copier in a container: $out"
+    img_binfmt_down
+  else
+    how="qemu-aarch64-static on the image's root (no binfmt_misc registration here, or K8S_TEST_NO_BINFMT)"
+    out="$(qemu-aarch64-static "$MA_TMP/rootfs/k8s-agent-deliver" "$dir" 2>&1)" || fail "arm64 copier under qemu: $out"
+  fi
+  step "$how: $out"
+  [[ "$out" == *"ready (with openmpi-mca-params.conf, prte-mca-params.conf, ompi-env.sh; no sshd side in this image)" ]] ||
+    fail "arm64 copier said: $out"
+  [[ "$(readelf -h "$dir/k8s-agent" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || fail "the delivered agent is not aarch64"
+  [[ ! -e "$dir/sshd" && ! -e "$dir/k8s-agent-sshd" ]] || fail "the arm64 copier delivered an sshd side"
+  out="$(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$dir/k8s-agent" --version 2>&1)" || fail "delivered arm64 agent --version: $out"
+  [[ "$out" == "k8s-agent "[0-9]* ]] || fail "delivered arm64 agent --version: $out"
+  step "delivered arm64 agent under qemu: $(head -n1 <<<"$out")"
+  # A part of the workers' side is refused (never a worker whose sshd cannot start).
+  : >"$MA_TMP/rootfs/sshd"
+  mkdir -p "$MA_TMP/partial"
+  out="$(qemu-aarch64-static "$MA_TMP/rootfs/k8s-agent-deliver" "$MA_TMP/partial" 2>&1)" && fail "a partial sshd side was delivered: $out"
+  [[ "$out" == *"the image has sshd but not k8s-agent-sshd, sshd-session, sshd-auth beside "* ]] ||
+    fail "partial sshd side: $out"
+  rm "$MA_TMP/rootfs/sshd"
+  # The image's SBOM describes these arm64 binaries: the agent's checksum, its -aarch64 document.
+  /usr/bin/python3 - "$MA_TMP/rootfs/sbom.spdx.json" "$dir/k8s-agent" <<'EOF' || fail "the arm64 image's SBOM does not describe its agent"
+import hashlib, json, sys
+doc = json.load(open(sys.argv[1]))
+agent = [p for p in doc["packages"] if p["SPDXID"] == "SPDXRef-k8s-agent"][0]
+digest = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
+assert agent["checksums"] == [{"algorithm": "SHA256", "checksumValue": digest}], agent["checksums"]
+assert doc["documentNamespace"].endswith("-aarch64"), doc["documentNamespace"]
+assert not any(p["name"].lower().startswith("openssh") for p in doc["packages"]), "an sshd in the SBOM"
+EOF
+  # (4) The list is what users run: on this amd64 machine it resolves to the amd64 image.
+  out="$(podman run --rm --pull=never "k8s-agent:$MA_TAG" 2>&1)"
+  rc=$?
+  if ((rc != 2)) || [[ "$out" != "usage: k8s-agent-deliver DIR"* ]]; then
+    fail "podman run k8s-agent:$MA_TAG: exit $rc: $out"
+  fi
+  [[ "$(podman image inspect -f '{{.Architecture}}' "k8s-agent:$MA_TAG")" == amd64 ]] ||
+    fail "k8s-agent:$MA_TAG does not resolve to the amd64 image here"
+  step "k8s-agent:$MA_TAG runs the amd64 copier here"
+  pass
+}
+
 case "$scenario" in
-build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers) "s_$scenario" ;;
+build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers | multiarch) "s_$scenario" ;;
 *)
-  sed -n '9,18p' "$0" >&2
+  sed -n '9,21p' "$0" >&2
   exit 2
   ;;
 esac

@@ -11,6 +11,8 @@
 #   portable                tests/portable/portable_binary_test.sh: glibc only, <= GLIBC_2.34, runs
 #   layout                  tests/launcher/idle_path_layout.py: the idle path ordered by lld
 #   release                 tests/portable/release_test.sh archive: release.sh --arch aarch64's tarball
+#   reproducible            tests/portable/repro_test.sh: a second cross build of the commit elsewhere
+#                           gives the same agent and tarball
 #   agent FILE SCENARIO     tests/integration/agent/FILE SCENARIO with the arm64 agent under qemu
 # Exit 77 (skip), saying why: the sanitizer build (only the default build's tests run the arm64 ones), no
 # cross toolchain or no qemu-user (scripts/deps.sh --aarch64 installs them), or no arm64 binary (the build
@@ -57,6 +59,9 @@ layout)
   ;;
 release)
   exec "$src/tests/portable/release_test.sh" "$src" "$build" OFF archive aarch64
+  ;;
+reproducible)
+  exec "$src/tests/portable/repro_test.sh" "$src" "$build" OFF aarch64
   ;;
 agent)
   file="$1" scenario="$2"

@@ -19,7 +19,6 @@
 #                         projected tokens, launch the rest
 #   c07_stock_image       workers and launcher from an unchanged image with Open MPI 5 and no OpenSSH: the
 #                         delivery image's init container gives them the agent and the sshd
-#   c08_openmpi5_tree_spawn  the same image, 3 workers, PRRTE tree spawn at radix 1
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -372,20 +371,12 @@ c06_tree_spawn() {
   ((from_workers >= 1)) || cs_fail "no agent ran in a worker pod (tree spawn)"
 }
 
-# images/k8s/examples/stock-image.yaml with the tier's images, and with N workers and MPIRUN (the launcher's
-# args) when given.
+# images/k8s/examples/stock-image.yaml with the tier's images.
 cs_stock_example() {
-  local n="${1:-}" mpirun="${2:-}"
   sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
     -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
   grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml" ||
     cs_fail "images/k8s/examples/stock-image.yaml changed its images"
-  if [[ -n "$n" ]]; then
-    sed -i -e "s|^  replicas: 2$|  replicas: $n|" -e "s|^          args: \[\"mpirun\".*|          args: $mpirun|" \
-      "$CS_WORK/stock.yaml"
-    grep -q "replicas: $n" "$CS_WORK/stock.yaml" && grep -qF "args: $mpirun" "$CS_WORK/stock.yaml" ||
-      cs_fail "images/k8s/examples/stock-image.yaml changed its replicas or launcher args"
-  fi
   cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || cs_fail "applying the stock-image example"
 }
 
@@ -401,23 +392,4 @@ c07_stock_image() {
     grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
   done
   cs_step "ran on the stock image's workers with the delivered sshd"
-}
-
-# Open MPI 5 tree spawn at radix 1 on the stock image: the workers' prted run the delivered agent with the
-# settings k8s-agent-sshd wrote, and their own tokens.
-c08_openmpi5_tree_spawn() {
-  local n ips sources ip from_workers=0
-  cs_secret
-  cs_rbac
-  cs_stock_example 3 '["mpirun", "--allow-run-as-root", "--prtemca", "routed_radix", "1", "-H", "train-worker-0,train-worker-1,train-worker-2", "-n", "3", "hostname"]'
-  cs_wait_job train-launcher 240
-  cat "$CS_WORK/train-launcher.log"
-  for n in 0 1 2; do
-    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
-  done
-  ips="$(cs_jsonpath pods '{.items[?(@.metadata.labels.app\.kubernetes\.io/name=="train-worker")].status.podIP}')"
-  sources="$(cs_agent_requests | awk '{print $3}' | sort -u | tr '\n' ' ')"
-  cs_step "the agents' requests came from $sources(workers: $ips)"
-  for ip in $ips; do [[ " $sources" == *" $ip "* ]] && from_workers=$((from_workers + 1)); done
-  ((from_workers >= 1)) || cs_fail "no agent ran in a worker pod (PRRTE tree spawn)"
 }

@@ -37,10 +37,10 @@
 # run never starts the cross build (the arm64 third-party prefix and agent:
 # 10 minutes and more cold) nor turns k8s-agent:TAG into a manifest list
 # because of what a machine happens to have installed. The arm64 image
-# carries no workers' side (k8s-agent-sshd, the portable sshd):
-# scripts/sshd_build.sh builds that sshd for x86_64 only so far, so it is
-# images/k8s-agent-nosshd.Dockerfile, labelled org.k8s-agent.sshd-side.
-# Its SBOM describes its arm64 binaries (scripts/lib/sbom.py ... aarch64).
+# is the same Dockerfile over the arm64 binaries: the cross-built agent,
+# copier and k8s-agent-sshd, and the portable sshd cross-built by
+# scripts/sshd_build.sh ensure aarch64; its SBOM describes those
+# (scripts/lib/sbom.py ... aarch64).
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
@@ -96,6 +96,7 @@ deliver="$build_dir/images/k8s-agent-deliver"
 sshd_entry="$build_dir/launcher/k8s-agent-sshd"
 a64_agent="$a64_dir/launcher/k8s-agent"
 a64_deliver="$a64_dir/images/k8s-agent-deliver"
+a64_sshd_entry="$a64_dir/launcher/k8s-agent-sshd"
 
 # The binaries come from the project's own build (the one every test runs),
 # built here if missing or older than the sources would make them.
@@ -126,11 +127,11 @@ build_arm64_binaries() {
       [[ "$a64_dir" == "$repo/build-aarch64" ]] || die "no CMake build in $a64_dir"
       (cd "$repo" && cmake --preset aarch64 >/dev/null) || die "cmake --preset aarch64 failed"
     fi
-    cmake --build "$a64_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver >/dev/null ||
-      die "building the arm64 k8s-agent and k8s-agent-deliver in $a64_dir failed"
+    cmake --build "$a64_dir" --parallel "$(nproc)" --target k8s-agent k8s-agent-deliver k8s-agent-sshd >/dev/null ||
+      die "building the arm64 k8s-agent, k8s-agent-deliver and k8s-agent-sshd in $a64_dir failed"
   fi
-  for b in "$a64_agent" "$a64_deliver"; do
-    [[ -x "$b" ]] || die "no $b (cmake --build $a64_dir --target k8s-agent k8s-agent-deliver)"
+  for b in "$a64_agent" "$a64_deliver" "$a64_sshd_entry"; do
+    [[ -x "$b" ]] || die "no $b (cmake --build $a64_dir --target k8s-agent k8s-agent-deliver k8s-agent-sshd)"
     [[ "$(readelf -h "$b" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || die "$b is not an AArch64 binary"
   done
 }
@@ -173,47 +174,40 @@ new_context() {
   : >"$ctx/.k8s-agent-context"
 }
 
+# stage_context DIR ARCH: the delivery image's context for amd64 (the
+# project's build; it also holds the worker and launcher images' files) or
+# arm64 (the "aarch64" preset's cross build, stripped by the target's
+# binutils; only what the delivery image COPYs).
 stage_context() {
-  local ctx="$1"
+  local ctx="$1" arch="$2" strip=strip sbom_arch=x86_64 sshd_arch=x86_64 a d e
+  a="$agent" d="$deliver" e="$sshd_entry"
+  if [[ "$arch" == arm64 ]]; then
+    strip=aarch64-linux-gnu-strip sbom_arch=aarch64 sshd_arch=aarch64
+    a="$a64_agent" d="$a64_deliver" e="$a64_sshd_entry"
+  fi
   new_context "$ctx"
-  strip -o "$ctx/k8s-agent" "$agent"
-  strip -o "$ctx/k8s-agent-deliver" "$deliver"
+  "$strip" -o "$ctx/k8s-agent" "$a"
+  "$strip" -o "$ctx/k8s-agent-deliver" "$d"
   # The workers' side: k8s-agent-sshd and the portable sshd (built stripped, cached).
   local sshd_dir
-  sshd_dir="$("$repo/scripts/sshd_build.sh" ensure)" || die "building the portable sshd failed (see above)"
-  strip -o "$ctx/k8s-agent-sshd" "$sshd_entry"
+  sshd_dir="$("$repo/scripts/sshd_build.sh" ensure "$sshd_arch")" ||
+    die "building the portable sshd ($sshd_arch) failed (see above)"
+  "$strip" -o "$ctx/k8s-agent-sshd" "$e"
   cp "$sshd_dir/sshd" "$sshd_dir/sshd-session" "$sshd_dir/sshd-auth" "$ctx/"
   chmod 0755 "$ctx"/k8s-agent-sshd "$ctx"/sshd "$ctx"/sshd-session "$ctx"/sshd-auth
-  cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
-    "$repo/images/ssh-setup.sh" "$repo/images/worker-entrypoint.sh" \
-    "$repo/images/launcher-entrypoint.sh" "$repo/images/ompi-env.sh" "$ctx/"
+  cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" "$repo/images/ompi-env.sh" "$ctx/"
+  if [[ "$arch" == amd64 ]]; then
+    cp "$repo/images/ssh-setup.sh" "$repo/images/worker-entrypoint.sh" "$repo/images/launcher-entrypoint.sh" "$ctx/"
+  fi
   chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver "$ctx"/*.sh
   chmod 0644 "$ctx"/*.conf
-  # The delivery image's notices: the SBOM of the agent it carries and the licences of what that links.
-  /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path)" \
-    "$ctx/sbom.spdx.json" "$ctx/licenses" x86_64 "$ctx/k8s-agent-sshd" "$sshd_dir" || die "writing the SBOM of $agent failed"
+  # The delivery image's notices: the SBOM of the binaries it carries and the licences of what they link.
+  /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path "$sbom_arch")" \
+    "$ctx/sbom.spdx.json" "$ctx/licenses" "$sbom_arch" "$ctx/k8s-agent-sshd" "$sshd_dir" ||
+    die "writing the SBOM of $a failed"
   chmod 0755 "$ctx/licenses"
   chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
   # Same mtimes every time: engines that hash metadata then cache as well.
-  touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
-}
-
-# The arm64 delivery image's context (images/k8s-agent-nosshd.Dockerfile):
-# the cross-built agent and copier, stripped by the target's binutils, the
-# presets, ompi-env.sh, and the SBOM and licences of those arm64 binaries.
-stage_arm64_context() {
-  local ctx="$1"
-  new_context "$ctx"
-  aarch64-linux-gnu-strip -o "$ctx/k8s-agent" "$a64_agent"
-  aarch64-linux-gnu-strip -o "$ctx/k8s-agent-deliver" "$a64_deliver"
-  cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" \
-    "$repo/images/ompi-env.sh" "$ctx/"
-  chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver
-  chmod 0644 "$ctx"/*.conf "$ctx"/ompi-env.sh
-  /usr/bin/python3 "$repo/scripts/lib/sbom.py" "$ctx/k8s-agent" "$("$repo/scripts/third_party.sh" path aarch64)" \
-    "$ctx/sbom.spdx.json" "$ctx/licenses" aarch64 || die "writing the SBOM of $a64_agent failed"
-  chmod 0755 "$ctx/licenses"
-  chmod 0644 "$ctx/sbom.spdx.json" "$ctx"/licenses/*
   touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
 }
 
@@ -233,7 +227,6 @@ image_ref() {
 # dockerfile TARGET ARCH
 dockerfile() {
   case "$1:$2" in
-  delivery:arm64) printf '%s/images/k8s-agent-nosshd.Dockerfile' "$repo" ;;
   delivery:*) printf '%s/images/k8s-agent.Dockerfile' "$repo" ;;
   *) printf '%s/images/%s.Dockerfile' "$repo" "$1" ;;
   esac
@@ -305,8 +298,8 @@ main() {
   fi
   ctx="${context_only:-$build_dir/images/context}"
   a64_ctx="$ctx-arm64"
-  ((want_amd64)) && stage_context "$ctx"
-  ((want_arm64)) && stage_arm64_context "$a64_ctx"
+  ((want_amd64)) && stage_context "$ctx" amd64
+  ((want_arm64)) && stage_context "$a64_ctx" arm64
   # context_of TARGET:ARCH
   context_of() { [[ "$1" == delivery:arm64 ]] && printf '%s' "$a64_ctx" || printf '%s' "$ctx"; }
 

@@ -4,9 +4,10 @@
 # package openssh, pinned, built once, cached: static but for glibc, so it runs in any worker image that has
 # none (issue 24: the job's sshd is brought into the pod, not expected in it).
 #
-# usage: sshd_build.sh ensure   print the install dir, building it first if it is missing or broken
-#        sshd_build.sh path     print the dir it would use (no build)
-#        sshd_build.sh check    exit 0 if the cached build is complete and portable (below)
+# usage: sshd_build.sh ensure [ARCH]   print the install dir, building it first if it is missing or broken
+#        sshd_build.sh path [ARCH]     print the dir it would use (no build)
+#        sshd_build.sh check [ARCH]    exit 0 if the cached build is complete and portable (below)
+#   ARCH x86_64 (the default: the host's compiler and -dev packages) or aarch64 (cross-built, below)
 # Exit: 0 ok, 1 failure (a message says why and what to do).
 #
 # Why 10.x (Debian 13's 10.0p1, not Debian 12's 9.2p1): it is the version Debian 13 supports with security
@@ -31,6 +32,15 @@
 # and the Debian 12 -dev packages linked>, built under an exclusive flock in a temporary dir beside it and
 # renamed into place (scripts/lib/cache.sh). Cold: ~1.5 min on 2 idle cores, ~5 min on a loaded machine
 # (fetch 5 s, autoreconf 5 s, configure 186 s, make 89 s); warm: a check, 0.1 s.
+#
+# aarch64: the same source, flags and pins, cross-built with Debian's aarch64-linux-gnu-gcc into
+# portable-sshd-aarch64-<hash> (the key adds the arch, the cross compiler and glibc, the arm64 pins). The
+# arm64 libcrypto, zlib and libcrypt are the arm64 builds of the same Debian 12 -dev packages, fetched and
+# unpacked, not installed (scripts/lib/arm64_debs.sh says why); OpenSSL's pin is the one the arm64 agent
+# links. They stay in the install dir for the SBOM (share/debs.txt, share/doc/PACKAGE/copyright).
+# configure cannot run its test programs for another architecture; where that changes the result, the
+# native answer is given instead (SSHD_CROSS_FLAGS: config.h then equals an x86_64 build's but for the
+# seccomp audit arch). `check` runs `sshd -V` under qemu-aarch64-static.
 set -uo pipefail
 
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
@@ -53,6 +63,15 @@ SSHD_STATIC_LIBS="libcrypto.a libz.a libcrypt.a"
 # The newest glibc symbol version allowed (what the shipped agent allows: README, "glibc").
 SSHD_GLIBC_MAX=2.34
 LIBEXECDIR=/opt/k8s-agent/libexec
+
+SSHD_ARCH="${2:-x86_64}"
+case "$SSHD_ARCH" in
+x86_64 | aarch64) ;;
+*)
+  echo "sshd_build.sh: unknown arch '$SSHD_ARCH' (x86_64 or aarch64)" >&2
+  exit 2
+  ;;
+esac
 
 # Debian's hardening flags (dpkg-buildflags on Debian 12), without debug info (stripped anyway).
 SSHD_CFLAGS="-O2 -fstack-protector-strong -fstack-clash-protection -Wformat -Werror=format-security \
@@ -78,27 +97,65 @@ SSHD_CONFIGURE_FLAGS=(
 # ssh-keygen too: ~2 s more, and it lets a pod with no OpenSSH make a host key.
 SSHD_BINARIES=(sshd sshd-session sshd-auth ssh-keygen)
 
+# aarch64 only (its pinned arm64 -dev packages, SSHD_ARM64_DEBS, follow lib/arm64_debs.sh's sourcing).
+SSHD_CROSS=aarch64-linux-gnu
+# Bump when the aarch64-only steps change.
+SSHD_AARCH64_STEPS_VERSION=1
+# What configure would have found by running a test program natively (checked against an x86_64
+# configure of the same flags, whose config.h and Makefile flags these make equal): OpenSSL 3 gets the
+# 1.1 API it checks for; glibc's maildir (paths.h's _PATH_MAILDIR) and struct dirent's full d_name
+# (BROKEN_ONE_BYTE_DIRENT_D_NAME is undefined in config.h after configure, in build_sshd).
+SSHD_CROSS_FLAGS=(--with-maildir=/var/mail)
+SSHD_CROSS_CPPFLAGS="-DOPENSSL_API_COMPAT=0x10100000L"
+# x86's -fcf-protection is aarch64's BTI and PAC (what Debian's arm64 build flags use instead).
+SSHD_CROSS_CFLAGS="${SSHD_CFLAGS/-fcf-protection/-mbranch-protection=standard}"
+
 log() { printf '[portable-sshd %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 # shellcheck source=scripts/lib/cache.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 # shellcheck source=scripts/lib/apt_source.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
+# shellcheck source=scripts/lib/arm64_debs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/arm64_debs.sh"
+# OpenSSL's pin is the arm64 agent's (one OpenSSL in the arm64 image).
+SSHD_ARM64_DEBS=("$ARM64_LIBSSL_DEV_PIN" zlib1g-dev=1:1.2.13.dfsg-1 libcrypt-dev=1:4.4.33-2)
 
-recipe_inputs() {
+recipe_shared() {
   printf '%s\n' "steps=$SSHD_STEPS_VERSION openssh=$OPENSSH_VERSION bins=${SSHD_BINARIES[*]} static=$SSHD_STATIC_LIBS" \
     "cflags=$SSHD_CFLAGS" "ldflags=$SSHD_LDFLAGS" "configure: ${SSHD_CONFIGURE_FLAGS[*]}"
+}
+recipe_inputs() {
+  recipe_shared
   gcc --version 2>/dev/null | head -n1
   # shellcheck disable=SC2086
   dpkg-query -W -f='${Package}=${Version}\n' $SSHD_DEV_PACKAGES 2>/dev/null
 }
-SSHD_KEY="$(recipe_inputs | sha256sum | cut -c1-12)"
-SSHD_PREFIX="$K8S_AGENT_CACHE/portable-sshd-$SSHD_KEY"
+# aarch64: the host's gcc and amd64 -dev packages are no inputs of the cross build.
+recipe_inputs_aarch64() {
+  recipe_shared
+  printf '%s\n' "arch=aarch64 steps=$SSHD_AARCH64_STEPS_VERSION debs=${SSHD_ARM64_DEBS[*]}" \
+    "cross: ${SSHD_CROSS_FLAGS[*]} $SSHD_CROSS_CPPFLAGS $SSHD_CROSS_CFLAGS"
+  "$SSHD_CROSS-gcc" --version 2>/dev/null | head -n1
+  dpkg-query -W -f='${Package}=${Version}\n' libc6-dev-arm64-cross 2>/dev/null
+}
+if [[ "$SSHD_ARCH" == x86_64 ]]; then
+  SSHD_NAME=portable-sshd
+  SSHD_KEY="$(recipe_inputs | sha256sum | cut -c1-12)"
+  SSHD_LOADER=ld-linux-x86-64.so.2
+  SSHD_RUN=()
+else
+  SSHD_NAME=portable-sshd-aarch64
+  SSHD_KEY="$(recipe_inputs_aarch64 | sha256sum | cut -c1-12)"
+  SSHD_LOADER=ld-linux-aarch64.so.1
+  SSHD_RUN=(qemu-aarch64-static -L "/usr/$SSHD_CROSS")
+fi
+SSHD_PREFIX="$K8S_AGENT_CACHE/$SSHD_NAME-$SSHD_KEY"
 SSHD_STAMP=".k8s-agent-portable-sshd-stamp"
 SSHD_RECIPE="openssh=$OPENSSH_VERSION key=$SSHD_KEY"
 
-# newest_glibc BIN: the newest GLIBC_x.y version its dynamic symbols need.
+# newest_glibc BIN: the newest GLIBC_x.y version its dynamic symbols need (readelf reads either arch).
 newest_glibc() {
-  objdump -T "$1" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -n1
+  readelf -W --dyn-syms "$1" | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/^GLIBC_//' | sort -uV | tail -n1
 }
 
 # sshd_check DIR [quiet]: the stamp, every binary, the glibc ceiling, only libc and the loader NEEDED, and
@@ -120,13 +177,13 @@ sshd_check() {
       say "$b needs GLIBC_${newest:-?} (> $SSHD_GLIBC_MAX)"
       return 1
     fi
-    needed="$(readelf -d "$d/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Ev '^(libc\.so\.6|ld-linux-x86-64\.so\.2)$')"
+    needed="$(readelf -d "$d/$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -Fvx -e libc.so.6 -e "$SSHD_LOADER")"
     [[ -z "$needed" ]] || {
       say "$b needs $(tr '\n' ' ' <<<"$needed")(only libc and the loader allowed)"
       return 1
     }
   done
-  v="$("$d/sshd" -V 2>&1)"
+  v="$(${SSHD_RUN[@]+"${SSHD_RUN[@]}"} "$d/sshd" -V 2>&1)"
   [[ "$v" == "$OPENSSH_RELEASE_PREFIX"*" Debian-$OPENSSH_DEBIAN_REVISION"[,\ ]* ]] || {
     say "sshd -V says '$v', not ${OPENSSH_RELEASE_PREFIX}N Debian-$OPENSSH_DEBIAN_REVISION"
     return 1
@@ -134,46 +191,76 @@ sshd_check() {
 }
 
 check_build_packages() {
-  local p missing=()
-  for p in $SSHD_DEV_PACKAGES dpkg-dev autoconf automake make gcc binutils; do
+  local p missing=() need="$SSHD_DEV_PACKAGES dpkg-dev autoconf automake make gcc binutils"
+  [[ "$SSHD_ARCH" == aarch64 ]] &&
+    need="dpkg-dev autoconf automake make gcc-$SSHD_CROSS binutils-$SSHD_CROSS libc6-dev-arm64-cross qemu-user-static"
+  for p in $need; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
   done
   if ((${#missing[@]})); then
-    log "missing build packages: apt-get install ${missing[*]} (or run scripts/deps.sh)"
+    log "missing build packages: apt-get install ${missing[*]} (or run scripts/deps.sh$([[ "$SSHD_ARCH" == aarch64 ]] && echo " --aarch64"))"
     return 1
   fi
 }
 
-# build_sshd TMP: TMP/src holds the unpacked source; installs the stripped binaries into TMP/prefix.
+# static_lib NAME TMP: the static archive to link, the host's or (aarch64) the unpacked arm64 one.
+static_lib() {
+  if [[ "$SSHD_ARCH" == x86_64 ]]; then
+    gcc -print-file-name="$1"
+  else
+    printf '%s\n' "$2/arm64/root/usr/lib/$SSHD_CROSS/$1"
+  fi
+}
+
+# build_sshd TMP: TMP/src holds the unpacked source (and, aarch64, TMP/arm64 the unpacked -dev packages);
+# installs the stripped binaries into TMP/prefix.
 build_sshd() {
-  local t="$1" s l f
+  local t="$1" s l f cross=() cflags="$SSHD_CFLAGS" cppflags=() strip=strip
   s="$(find "$t/src" -maxdepth 1 -type d -name 'openssh-*' | head -n1)"
   [[ -n "$s" ]] || return 1
   # Only the static archives: the linker takes them, not the shared libraries in the default path.
   mkdir -p "$t/static"
   for l in $SSHD_STATIC_LIBS; do
-    f="$(gcc -print-file-name="$l")"
+    f="$(static_lib "$l" "$t")"
     [[ "$f" == /* && -f "$f" ]] || {
       echo "no $l (its -dev package: $SSHD_DEV_PACKAGES)"
       return 1
     }
     ln -s "$f" "$t/static/$l"
   done
+  if [[ "$SSHD_ARCH" == aarch64 ]]; then
+    local r="$t/arm64/root/usr/include"
+    cross=(--host="$SSHD_CROSS" --build="$(gcc -dumpmachine)" CC="$SSHD_CROSS-gcc" AR="$SSHD_CROSS-ar"
+      RANLIB="$SSHD_CROSS-ranlib" STRIP="$SSHD_CROSS-strip" "${SSHD_CROSS_FLAGS[@]}")
+    cppflags=(--with-cppflags="-I$r -I$r/$SSHD_CROSS $SSHD_CROSS_CPPFLAGS")
+    cflags="$SSHD_CROSS_CFLAGS"
+    strip="$SSHD_CROSS-strip"
+  fi
   local t0=$SECONDS t1 t2
   # Debian's patches change configure.ac.
   (cd "$s" && autoreconf -f -i) || return 1
   t1=$SECONDS
-  (cd "$s" && ./configure "${SSHD_CONFIGURE_FLAGS[@]}" --with-cflags="$SSHD_CFLAGS" \
-    --with-ldflags="$SSHD_LDFLAGS -L$t/static") || return 1
+  (cd "$s" && ./configure "${SSHD_CONFIGURE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} --with-cflags="$cflags" \
+    ${cppflags[@]+"${cppflags[@]}"} --with-ldflags="$SSHD_LDFLAGS -L$t/static") || return 1
+  if [[ "$SSHD_ARCH" == aarch64 ]]; then
+    # configure assumes a one-byte d_name when it cannot run its test; glibc's is 256 bytes.
+    sed -i 's|^#define BROKEN_ONE_BYTE_DIRENT_D_NAME 1$|/* #undef BROKEN_ONE_BYTE_DIRENT_D_NAME */|' "$s/config.h" &&
+      ! grep -q '^#define BROKEN_ONE_BYTE_DIRENT_D_NAME' "$s/config.h" || return 1
+  fi
   t2=$SECONDS
   make -C "$s" -j2 "${SSHD_BINARIES[@]}" || return 1
   echo "phases: autoreconf $((t1 - t0)) s, configure $((t2 - t1)) s, make $((SECONDS - t2)) s" |
     tee "$t/prefix/.build-phases"
   for f in "${SSHD_BINARIES[@]}"; do
-    install -m 0755 -s "$s/$f" "$t/prefix/$f" || return 1
+    install -m 0755 -s --strip-program="$strip" "$s/$f" "$t/prefix/$f" || return 1
   done
-  # The licence travels with the binaries.
-  cp "$s/debian/copyright" "$t/prefix/copyright"
+  # The licences travel with the binaries (aarch64: those of the arm64 packages linked, and what they are).
+  cp "$s/debian/copyright" "$t/prefix/copyright" || return 1
+  if [[ "$SSHD_ARCH" == aarch64 ]]; then
+    mkdir -p "$t/prefix/share/doc" &&
+      cp "$t/arm64/debs.txt" "$t/prefix/share/debs.txt" &&
+      cp -a "$t/arm64/root/usr/share/doc/." "$t/prefix/share/doc/"
+  fi
 }
 
 sshd_ensure() {
@@ -183,24 +270,26 @@ sshd_ensure() {
     return 0
   fi
   if ! mkdir -p "$K8S_AGENT_CACHE" 2>/dev/null || [[ ! -w "$K8S_AGENT_CACHE" ]]; then
-    log "cannot write $K8S_AGENT_CACHE to build the portable sshd once: run 'sudo $0 ensure'," \
+    log "cannot write $K8S_AGENT_CACHE to build the portable sshd once: run 'sudo $0 ensure $SSHD_ARCH'," \
       "or set K8S_AGENT_CACHE to a writable directory"
     return 1
   fi
-  cache_lock "$K8S_AGENT_CACHE" portable-sshd 900 || return 1
+  cache_lock "$K8S_AGENT_CACHE" "$SSHD_NAME" 900 || return 1
   if sshd_check "$SSHD_PREFIX" quiet; then
     printf '%s\n' "$SSHD_PREFIX"
     return 0
   fi
   check_build_packages || return 1
   mirror="$(apt_mirror)" || return 1
-  cache_sweep "$K8S_AGENT_CACHE" portable-sshd
-  t="$(cache_mktemp "$K8S_AGENT_CACHE" portable-sshd)" || return 1
+  cache_sweep "$K8S_AGENT_CACHE" "$SSHD_NAME"
+  t="$(cache_mktemp "$K8S_AGENT_CACHE" "$SSHD_NAME")" || return 1
   mkdir -p "$t/src" "$t/prefix"
-  log "building OpenSSH $OPENSSH_VERSION's sshd into $SSHD_PREFIX (1.5-5 minutes; log $t.log)"
+  log "building OpenSSH $OPENSSH_VERSION's sshd ($SSHD_ARCH) into $SSHD_PREFIX (1.5-5 minutes; log $t.log)"
   t0=$SECONDS
   {
-    apt_source_fetch "$t/apt" "$t/src" "$mirror" trixie "openssh=$OPENSSH_VERSION" && build_sshd "$t"
+    apt_source_fetch "$t/apt" "$t/src" "$mirror" trixie "openssh=$OPENSSH_VERSION" &&
+      { [[ "$SSHD_ARCH" == x86_64 ]] || arm64_debs_fetch "$t/arm64" "$mirror" "${SSHD_ARM64_DEBS[@]}"; } &&
+      build_sshd "$t"
   } >"$t.log" 2>&1
   rc=$?
   if ((rc == 0)); then
@@ -217,7 +306,7 @@ sshd_ensure() {
   # The source package stays for the licence texts and for anyone auditing the build.
   mkdir -p "$t/prefix/share/sources"
   find "$t/src" -maxdepth 1 -type f -exec mv {} "$t/prefix/share/sources/" \;
-  cache_install "$t/prefix" "$SSHD_PREFIX" portable-sshd || return 1
+  cache_install "$t/prefix" "$SSHD_PREFIX" "$SSHD_NAME" || return 1
   rm -rf --one-file-system "$t"
   log "built $SSHD_PREFIX in $((SECONDS - t0)) s"
   printf '%s\n' "$SSHD_PREFIX"
@@ -228,7 +317,7 @@ ensure) sshd_ensure ;;
 path) printf '%s\n' "$SSHD_PREFIX" ;;
 check) sshd_check "$SSHD_PREFIX" ;;
 *)
-  sed -n '7,10p' "$0" >&2
+  sed -n '7,11p' "$0" >&2
   exit 2
   ;;
 esac

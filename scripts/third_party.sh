@@ -82,10 +82,6 @@ CURL_CONFIGURE_FLAGS=(
   --without-fish-functions-dir --without-zsh-functions-dir
 )
 
-# aarch64 only: the arm64 builds of the Debian 12 -dev packages above (pinned like the sources; the
-# OpenSSL is the security archive's, which may be newer than the host's amd64 one: --version and the
-# SBOM name the one linked).
-TP_ARM64_DEBS=(libssl-dev=3.0.22-1~deb12u2 libnghttp2-dev=1.52.0-1+deb12u3 libyaml-cpp-dev=0.7.0+dfsg-8+b1)
 TP_CROSS=aarch64-linux-gnu
 # Bump when the aarch64-only steps change.
 TP_AARCH64_STEPS_VERSION=1
@@ -105,6 +101,11 @@ log() { printf '[third-party %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 # shellcheck source=scripts/lib/apt_source.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
+# shellcheck source=scripts/lib/arm64_debs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/arm64_debs.sh"
+# aarch64 only: the arm64 builds of the Debian 12 -dev packages above, pinned like the sources (OpenSSL's
+# pin is shared with the arm64 sshd's: scripts/lib/arm64_debs.sh).
+TP_ARM64_DEBS=("$ARM64_LIBSSL_DEV_PIN" libnghttp2-dev=1.52.0-1+deb12u3 libyaml-cpp-dev=0.7.0+dfsg-8+b1)
 
 # What the build depends on beyond this file: the compiler and the exact -dev packages compiled against.
 recipe_inputs() {
@@ -166,49 +167,19 @@ fetch_sources() {
   apt_source_fetch "$1/apt" "$1/src" "$2" trixie "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"
 }
 
-# fetch_arm64_debs TMP MIRROR: the pinned arm64 -dev packages, unpacked into TMP/prefix (see the header).
+# fetch_arm64_debs TMP MIRROR: the pinned arm64 -dev packages (scripts/lib/arm64_debs.sh), their static
+# libraries, headers and copyright files copied into TMP/prefix (see the header).
 fetch_arm64_debs() {
-  local t="$1" mirror="$2" d="$1/apt-arm64" security deb pkg
-  security="$(apt_mirror_security)" || return 1
-  mkdir -p "$d/sources.list.d" "$d/lists/partial" "$d/cache/archives/partial" "$t/debs" "$t/debroot"
-  cat >"$d/sources.list.d/debian-arm64.sources" <<EOF
-Types: deb
-URIs: $mirror
-Suites: bookworm bookworm-updates
-Components: main
-Architectures: arm64
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-
-Types: deb
-URIs: $security
-Suites: bookworm-security
-Components: main
-Architectures: arm64
-Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
-EOF
-  local arch=(-o APT::Architecture=arm64 -o APT::Architectures::=arm64)
-  apt_source_apt apt-get "$d" "${arch[@]}" -q update || return 1
-  for pkg in "${TP_ARM64_DEBS[@]}"; do
-    if ! (cd "$t/debs" && apt_source_apt apt-get "$d" "${arch[@]}" -q download "${pkg%%=*}:arm64=${pkg#*=}"); then
-      log "apt-get download ${pkg%%=*}:arm64=${pkg#*=} failed; the mirror has" \
-        "$(apt_source_apt apt-cache "$d" "${arch[@]}" madison "${pkg%%=*}:arm64" | awk '{print $3}' | tr '\n' ' ')" \
-        "update TP_ARM64_DEBS in $0"
-      return 1
-    fi
-  done
+  local t="$1" r="$1/arm64/root"
+  arm64_debs_fetch "$t/arm64" "$2" "${TP_ARM64_DEBS[@]}" || return 1
   mkdir -p "$t/prefix/lib" "$t/prefix/include" "$t/prefix/share/doc" "$t/prefix/share/debs"
-  for deb in "$t/debs"/*.deb; do
-    dpkg-deb -x "$deb" "$t/debroot" || return 1
-    # shellcheck disable=SC2016 # dpkg-deb fields, not shell
-    dpkg-deb --show --showformat='${Package} ${Version} ${source:Package} ${source:Version}\n' "$deb" \
-      >>"$t/prefix/share/debs.txt" || return 1
-    cp "$deb" "$t/prefix/share/debs/"
-  done
-  cp -a "$t/debroot/usr/include/." "$t/prefix/include/" &&
-    cp -a "$t/debroot/usr/include/$TP_CROSS/." "$t/prefix/include/" &&
+  cp "$t/arm64/debs.txt" "$t/prefix/share/debs.txt" &&
+    cp "$t/arm64/debs"/*.deb "$t/prefix/share/debs/" &&
+    cp -a "$r/usr/include/." "$t/prefix/include/" &&
+    cp -a "$r/usr/include/$TP_CROSS/." "$t/prefix/include/" &&
     rm -rf "$t/prefix/include/$TP_CROSS" &&
-    cp "$t/debroot/usr/lib/$TP_CROSS/"{libssl,libcrypto,libnghttp2,libyaml-cpp}.a "$t/prefix/lib/" &&
-    cp -a "$t/debroot/usr/share/doc/." "$t/prefix/share/doc/" &&
+    cp "$r/usr/lib/$TP_CROSS/"{libssl,libcrypto,libnghttp2,libyaml-cpp}.a "$t/prefix/lib/" &&
+    cp -a "$r/usr/share/doc/." "$t/prefix/share/doc/" &&
     cat "$t/prefix/share/debs.txt"
 }
 

@@ -10,8 +10,8 @@ With SSHD_ENTRY (k8s-agent-sshd) and SSHD_DIR (scripts/sshd_build.sh's
 install dir), the document also covers the workers' side the delivery
 image carries: the entry, and OpenSSH's sshd, sshd-session and sshd-auth
 with the libraries linked into them statically (their versions from the
-build machine's -dev packages, OpenSSH's from the build's pin); x86_64
-only, as the delivery image is.
+build machine's -dev packages, or for aarch64 from the arm64 ones
+sshd_build.sh unpacked into SSHD_DIR; OpenSSH's from the build's pin).
 
 The components and their versions come from the binary's own --version
 ("linked: OpenSSL 3.0.19, libssh2 1.11.1, ...") and its source package from
@@ -21,10 +21,11 @@ sources), the rest from the Debian 12 -dev packages of the build machine
 (dpkg). The document's date is the commit's, so the same commit gives the
 same SBOM.
 
-ARCH aarch64 (default x86_64): the cross-built binary, run under qemu-user
-for its --version; the arm64 -dev packages are those third_party.sh unpacked
-into its prefix (share/debs.txt, share/doc/PACKAGE/copyright), libstdc++ the
-cross toolchain's (libstdc++-N-dev-arm64-cross).
+ARCH aarch64 (default x86_64): the cross-built binaries, the agent run under
+qemu-user for its --version; the arm64 -dev packages are those
+third_party.sh (and sshd_build.sh) unpacked into the prefix (share/debs.txt,
+share/doc/PACKAGE/copyright), libstdc++ the cross toolchain's
+(libstdc++-N-dev-arm64-cross).
 """
 
 import datetime
@@ -94,13 +95,29 @@ LIBSTDCXX = {"x86_64": "libstdc++-%s-dev",
 
 def prefix_source(prefix, package):
     """(source, source version) of an arm64 -dev package unpacked into the
-    prefix by third_party.sh, from its share/debs.txt."""
+    prefix by third_party.sh or sshd_build.sh, from its share/debs.txt."""
     with open(os.path.join(prefix, "share", "debs.txt")) as f:
         for line in f:
             fields = line.split()
             if len(fields) == 4 and fields[0] == package:
                 return fields[2], fields[3]
     raise SystemExit("sbom: %s/share/debs.txt names no %s" % (prefix, package))
+
+
+def dev_source(dev, prefix=None):
+    """(source, source version, copyright text) of a Debian 12 -dev package:
+    the build machine's (dpkg), or with `prefix` the arm64 one unpacked
+    there. Exits when its copyright file is missing."""
+    if prefix is None:
+        source, deb_version = dpkg_source(dev)
+        path = "/usr/share/doc/%s/copyright" % dev
+    else:
+        source, deb_version = prefix_source(prefix, dev)
+        path = os.path.join(prefix, "share", "doc", dev, "copyright")
+    if not os.path.exists(path):
+        raise SystemExit("sbom: no copyright file for " + source)
+    with open(path, "rb") as f:
+        return source, deb_version, f.read()
 
 
 def linked_versions(binary, arch="x86_64"):
@@ -149,16 +166,12 @@ def own_package(spdx_id, name, version, commit, path):
     }
 
 
-def dev_component(spdx_id, name, dev, licence, licenses):
-    """An SPDX package for a Debian 12 -dev package's static library, its
-    copyright file copied into `licenses`."""
-    source, deb_version = dpkg_source(dev)
-    path = "/usr/share/doc/%s/copyright" % dev
-    if not os.path.exists(path):
-        raise SystemExit("sbom: no copyright file for " + source)
-    with open(path, "rb") as f, open(
-            os.path.join(licenses, source + ".copyright"), "wb") as out:
-        out.write(f.read())
+def dev_component(spdx_id, name, dev, licence, licenses, prefix=None):
+    """An SPDX package for a Debian 12 -dev package's static library
+    (dev_source), its copyright file copied into `licenses`."""
+    source, deb_version, text = dev_source(dev, prefix)
+    with open(os.path.join(licenses, source + ".copyright"), "wb") as out:
+        out.write(text)
     return {
         "SPDXID": spdx_id, "name": name,
         "versionInfo": deb_version.split(":")[-1].split("-")[0],
@@ -174,7 +187,7 @@ def dev_component(spdx_id, name, dev, licence, licenses):
     }
 
 
-def worker_side(entry, sshd_dir, version, commit, licenses):
+def worker_side(entry, sshd_dir, version, commit, licenses, arch):
     """Packages and relationships for k8s-agent-sshd and the portable sshd."""
     with open(os.path.join(sshd_dir, ".k8s-agent-portable-sshd-stamp")) as f:
         pin = f.read().split()[0].split("=", 1)[1]  # "openssh=1:10.0p1-..."
@@ -192,7 +205,8 @@ def worker_side(entry, sshd_dir, version, commit, licenses):
     linked = ["SPDXRef-openssl"]
     for name, dev, licence in SSHD_LINKED:
         spdx_id = "SPDXRef-sshd-" + name
-        packages.append(dev_component(spdx_id, name, dev, licence, licenses))
+        packages.append(dev_component(spdx_id, name, dev, licence, licenses,
+                                      None if arch == "x86_64" else sshd_dir))
         linked.append(spdx_id)
     for binary in SSHD_BINARIES:
         spdx_id = "SPDXRef-openssh-" + binary
@@ -238,17 +252,12 @@ def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
                                                                   shown))
         if dev is None:
             deb_version, tarball = kept_source(prefix, source)
-            text = copyright_from_debian_tarball(tarball) if tarball else None
-        elif arch != "x86_64":
-            source, deb_version = prefix_source(prefix, dev)
-            path = os.path.join(prefix, "share", "doc", dev, "copyright")
-            text = open(path, "rb").read() if os.path.exists(path) else None
+            if tarball is None:
+                raise SystemExit("sbom: no copyright file for " + source)
+            text = copyright_from_debian_tarball(tarball)
         else:
-            source, deb_version = dpkg_source(dev)
-            path = "/usr/share/doc/%s/copyright" % dev
-            text = open(path, "rb").read() if os.path.exists(path) else None
-        if text is None:
-            raise SystemExit("sbom: no copyright file for " + source)
+            source, deb_version, text = dev_source(
+                dev, None if arch == "x86_64" else prefix)
         with open(os.path.join(licenses, source + ".copyright"), "wb") as f:
             f.write(text)
         spdx_id = "SPDXRef-" + source
@@ -297,7 +306,7 @@ def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
                           "relatedSpdxElement": "SPDXRef-libstdcxx"})
     if sshd_entry:
         more, links = worker_side(sshd_entry, sshd_dir, version, commit,
-                                  licenses)
+                                  licenses, arch)
         packages += more
         relationships += links
     doc = {

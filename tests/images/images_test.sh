@@ -19,7 +19,8 @@
 #                       k8s-agent-sshd; a stock launcher reaches them; SIGTERM ends the worker
 #   multiarch           scripts/images.sh --arch amd64,arm64 (tag multiarch-test, removed after): the
 #                       manifest list has both platforms; the arm64 image, run under qemu-user, delivers
-#                       an aarch64 agent (its SBOM's checksum) that runs --version under qemu
+#                       an aarch64 agent and workers' side (their SBOM checksums); the delivered
+#                       k8s-agent-sshd and sshd serve the host's ssh under qemu (binfmt_misc)
 # Exit: 0 pass, 1 fail, 77 skip (not root, podman missing, images not built).
 set -uo pipefail
 
@@ -500,7 +501,46 @@ img_binfmt_down() {
 }
 
 MA_TAG=multiarch-test
+MA_SSHD_PID=""
+# ma_arm64_login DIR: the delivered arm64 k8s-agent-sshd runs the delivered arm64 sshd (both under qemu-user
+# through binfmt_misc, glibc from the cross toolchain's /usr/aarch64-linux-gnu) on the job's Secret, in a
+# network namespace of its own (loopback only), and the host's OpenSSH client logs in as root.
+ma_arm64_login() {
+  local dir="$1" ns="k8sa-ma-$$" t0 got
+  BED_DIR="$MA_TMP" img_make_secret
+  ip netns add "$ns" || fail "ip netns add $ns"
+  MA_NETNS="$ns"
+  ip -n "$ns" link set lo up
+  mkdir -p "$MA_TMP/run"
+  t0=$(now_ms)
+  ip netns exec "$ns" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin QEMU_LD_PREFIX=/usr/aarch64-linux-gnu \
+    "$dir/k8s-agent-sshd" --keys "$SECRET" --run-dir "$MA_TMP/run" >"$MA_TMP/sshd.log" 2>&1 &
+  MA_SSHD_PID=$!
+  until grep -q 'Server listening on 0.0.0.0 port 2222' "$MA_TMP/sshd.log"; do
+    kill -0 "$MA_SSHD_PID" 2>/dev/null || fail "arm64 k8s-agent-sshd exited: $(tail -n 20 "$MA_TMP/sshd.log")"
+    (($(now_ms) - t0 < 60000)) || fail "arm64 sshd not listening after 60 s: $(tail -n 20 "$MA_TMP/sshd.log")"
+    sleep 0.1
+  done
+  step "arm64 k8s-agent-sshd + sshd under qemu listening after $(($(now_ms) - t0)) ms"
+  printf '[127.0.0.1]:2222 %s\n' "$(cut -d' ' -f1,2 "$SECRET/ssh_host_ed25519_key.pub")" >"$MA_TMP/known_hosts"
+  # The client's copy of the job's key: ssh refuses a key file others may read (the Secret's are 0440).
+  install -m 0600 "$SECRET/id_ed25519" "$MA_TMP/id_ed25519"
+  t0=$(now_ms)
+  got="$(ip netns exec "$ns" /usr/bin/ssh -F /dev/null -p 2222 -i "$MA_TMP/id_ed25519" -o IdentitiesOnly=yes \
+    -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile="$MA_TMP/known_hosts" \
+    -o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=30 root@127.0.0.1 'echo "$(id -u) $SSH_CONNECTION"' 2>"$MA_TMP/ssh.err")"
+  [[ "$got" == "0 127.0.0.1 "* ]] || fail "ssh through the arm64 sshd printed '$got': $(cat "$MA_TMP/ssh.err") sshd: $(tail -n 20 "$MA_TMP/sshd.log")"
+  step "host ssh -> arm64 sshd: logged in as root in $(($(now_ms) - t0)) ms"
+  ma_sshd_stop
+}
+ma_sshd_stop() {
+  [[ -z "$MA_SSHD_PID" ]] || { kill "$MA_SSHD_PID" 2>/dev/null; wait "$MA_SSHD_PID" 2>/dev/null; }
+  MA_SSHD_PID=""
+  [[ -z "${MA_NETNS:-}" ]] || ip netns del "$MA_NETNS" 2>/dev/null
+  MA_NETNS=""
+}
 img_multiarch_down() {
+  ma_sshd_stop
   img_binfmt_down
   podman manifest rm "k8s-agent:$MA_TAG" >/dev/null 2>&1
   # Untags (the layers may be k8s-agent:latest's too).
@@ -521,11 +561,19 @@ s_multiarch() {
   trap 'img_multiarch_down' EXIT
   trap 'img_multiarch_down; trap - INT; kill -INT $$' INT
   trap 'img_multiarch_down; trap - TERM; kill -TERM $$' TERM
-  # The arm64 copier beside the agent the fixture built (one source file more).
-  cmake --build "$a64" --target k8s-agent k8s-agent-deliver >"$MA_TMP/build.log" 2>&1 || {
+  # The arm64 copier and k8s-agent-sshd beside the agent the fixture built (a few source files more).
+  cmake --build "$a64" --target k8s-agent k8s-agent-deliver k8s-agent-sshd >"$MA_TMP/build.log" 2>&1 || {
     tail -n 20 "$MA_TMP/build.log"
-    fail "building the arm64 k8s-agent-deliver in $a64"
+    fail "building the arm64 k8s-agent-deliver and k8s-agent-sshd in $a64"
   }
+  # The arm64 portable sshd: cached, or cross-built here (~1.5 min cold) when K8S_SSHD_BUILD=1.
+  if ! "$repo/scripts/sshd_build.sh" check aarch64 2>/dev/null; then
+    [[ "${K8S_SSHD_BUILD:-0}" == 1 ]] ||
+      skip "no arm64 portable sshd: scripts/sshd_build.sh ensure aarch64 (1-2 min cold), or K8S_SSHD_BUILD=1"
+    t0=$(now_ms)
+    "$repo/scripts/sshd_build.sh" ensure aarch64 >/dev/null || fail "scripts/sshd_build.sh ensure aarch64"
+    step "built the arm64 portable sshd in $(($(now_ms) - t0)) ms"
+  fi
   step "scripts/images.sh --arch amd64,arm64 --tag $MA_TAG delivery"
   t0=$(now_ms)
   bash "$repo/scripts/images.sh" --build-dir "$build_dir" --aarch64-build-dir "$a64" --no-build \
@@ -543,19 +591,21 @@ print(" ".join(sorted(m["platform"]["os"] + "/" + m["platform"]["architecture"] 
   done
   step "manifest list k8s-agent:$MA_TAG: $plat"
 
-  # (2) The arm64 image: no workers' side (labelled so), the rest as the amd64 one.
+  # (2) The arm64 image: what the amd64 one holds, every binary AArch64.
   podman create --arch arm64 --name "kab-ma-$$" "k8s-agent:$MA_TAG-arm64" >/dev/null || fail "podman create the arm64 image"
   mkdir -p "$MA_TMP/rootfs"
   podman export "kab-ma-$$" | tar -xf - -C "$MA_TMP/rootfs"
   podman rm -f -i "kab-ma-$$" >/dev/null 2>&1
   files="$(cd "$MA_TMP/rootfs" && find . -type f -size +0 | sed 's|^\./||' | LC_ALL=C sort | tr '\n' ' ')"
-  [[ "$files" == "k8s-agent k8s-agent-deliver licenses/curl.copyright licenses/gcc-"[0-9]*"-cross.copyright licenses/libssh2.copyright licenses/nghttp2.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json " ]] ||
+  [[ "$files" == "k8s-agent k8s-agent-deliver k8s-agent-sshd licenses/curl.copyright licenses/gcc-"[0-9]*"-cross.copyright licenses/libssh2.copyright licenses/libxcrypt.copyright licenses/nghttp2.copyright licenses/openssh.copyright licenses/openssl.copyright licenses/yaml-cpp.copyright licenses/zlib.copyright ompi-env.sh openmpi-mca-params.conf prte-mca-params.conf sbom.spdx.json sshd sshd-auth sshd-session " ]] ||
     fail "arm64 delivery image holds: $files"
-  [[ "$(podman image inspect -f '{{index .Labels "org.k8s-agent.sshd-side"}}' "k8s-agent:$MA_TAG-arm64")" == none:* ]] ||
-    fail "the arm64 image does not say it has no sshd side"
+  for f in k8s-agent k8s-agent-deliver k8s-agent-sshd sshd sshd-session sshd-auth; do
+    [[ "$(readelf -h "$MA_TMP/rootfs/$f" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || fail "arm64 image: $f is not AArch64"
+  done
 
   # (3) Its copier, run as arm64: in a container under qemu-user through binfmt_misc where this
-  # machine lets the test register it, else straight from the image's root under qemu-user.
+  # machine lets the test register it, else straight from the image's root under qemu-user. With
+  # binfmt_misc, the delivered workers' side then serves a login (ma_arm64_login).
   dir="$MA_TMP/emptydir"
   mkdir -p "$dir"
   chmod 0777 "$dir"
@@ -564,35 +614,52 @@ print(" ".join(sorted(m["platform"]["os"] + "/" + m["platform"]["architecture"] 
     how="podman run --arch arm64 (binfmt_misc: ${BINFMT_NAME:-$(basename "$(img_binfmt_aarch64)")})"
     out="$(podman run --rm --pull=never --arch arm64 --cap-drop ALL -v "$dir:/opt/k8s-agent" \
       "k8s-agent:$MA_TAG-arm64" /opt/k8s-agent 2>&1)" || fail "arm64 copier in a container: $out"
-    img_binfmt_down
   else
     how="qemu-aarch64-static on the image's root (no binfmt_misc registration here, or K8S_TEST_NO_BINFMT)"
     out="$(qemu-aarch64-static "$MA_TMP/rootfs/k8s-agent-deliver" "$dir" 2>&1)" || fail "arm64 copier under qemu: $out"
   fi
   step "$how: $out"
-  [[ "$out" == *"ready (with openmpi-mca-params.conf, prte-mca-params.conf, ompi-env.sh; no sshd side in this image)" ]] ||
+  [[ "$out" == *"ready (with k8s-agent-sshd, sshd, sshd-session, sshd-auth, openmpi-mca-params.conf, prte-mca-params.conf, ompi-env.sh)" ]] ||
     fail "arm64 copier said: $out"
-  [[ "$(readelf -h "$dir/k8s-agent" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || fail "the delivered agent is not aarch64"
-  [[ ! -e "$dir/sshd" && ! -e "$dir/k8s-agent-sshd" ]] || fail "the arm64 copier delivered an sshd side"
+  for f in k8s-agent k8s-agent-sshd sshd sshd-session sshd-auth; do
+    [[ "$(readelf -h "$dir/$f" | sed -n 's/^ *Machine: *//p')" == AArch64 ]] || fail "the delivered $f is not aarch64"
+  done
   out="$(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$dir/k8s-agent" --version 2>&1)" || fail "delivered arm64 agent --version: $out"
   [[ "$out" == "k8s-agent "[0-9]* ]] || fail "delivered arm64 agent --version: $out"
   step "delivered arm64 agent under qemu: $(head -n1 <<<"$out")"
+  out="$(qemu-aarch64-static -L /usr/aarch64-linux-gnu "$dir/sshd" -V 2>&1)"
+  [[ "$out" == "OpenSSH_10.0p"*" Debian-"* ]] || fail "delivered arm64 sshd -V: $out"
+  step "delivered arm64 sshd under qemu: $out"
+  if [[ -n "${BINFMT_NAME:-}" || -n "$(img_binfmt_aarch64)" ]] && [[ "$how" == podman* ]]; then
+    ma_arm64_login "$dir"
+    img_binfmt_down
+  else
+    step "no login through the arm64 sshd: it needs binfmt_misc (sshd runs sshd-session and sshd-auth by exec)"
+  fi
   # A part of the workers' side is refused (never a worker whose sshd cannot start).
-  : >"$MA_TMP/rootfs/sshd"
-  mkdir -p "$MA_TMP/partial"
+  mkdir -p "$MA_TMP/aside" "$MA_TMP/partial"
+  mv "$MA_TMP/rootfs"/{k8s-agent-sshd,sshd-session,sshd-auth} "$MA_TMP/aside/"
   out="$(qemu-aarch64-static "$MA_TMP/rootfs/k8s-agent-deliver" "$MA_TMP/partial" 2>&1)" && fail "a partial sshd side was delivered: $out"
   [[ "$out" == *"the image has sshd but not k8s-agent-sshd, sshd-session, sshd-auth beside "* ]] ||
     fail "partial sshd side: $out"
-  rm "$MA_TMP/rootfs/sshd"
-  # The image's SBOM describes these arm64 binaries: the agent's checksum, its -aarch64 document.
-  /usr/bin/python3 - "$MA_TMP/rootfs/sbom.spdx.json" "$dir/k8s-agent" <<'EOF' || fail "the arm64 image's SBOM does not describe its agent"
-import hashlib, json, sys
-doc = json.load(open(sys.argv[1]))
-agent = [p for p in doc["packages"] if p["SPDXID"] == "SPDXRef-k8s-agent"][0]
-digest = hashlib.sha256(open(sys.argv[2], "rb").read()).hexdigest()
-assert agent["checksums"] == [{"algorithm": "SHA256", "checksumValue": digest}], agent["checksums"]
+  mv "$MA_TMP/aside"/* "$MA_TMP/rootfs/"
+  # The image's SBOM describes these arm64 binaries: their checksums, the arm64 libraries' Debian sources
+  # (those sshd_build.sh unpacked), its -aarch64 document.
+  /usr/bin/python3 - "$MA_TMP/rootfs" "$("$repo/scripts/sshd_build.sh" path aarch64)" <<'EOF' || fail "the arm64 image's SBOM does not describe its binaries"
+import hashlib, json, os, sys
+root, sshd_dir = sys.argv[1], sys.argv[2]
+doc = json.load(open(os.path.join(root, "sbom.spdx.json")))
+by_id = {p["SPDXID"]: p for p in doc["packages"]}
+for spdx_id, f in [("SPDXRef-k8s-agent", "k8s-agent"), ("SPDXRef-k8s-agent-sshd", "k8s-agent-sshd"),
+                   ("SPDXRef-openssh-sshd", "sshd"), ("SPDXRef-openssh-sshd-session", "sshd-session"),
+                   ("SPDXRef-openssh-sshd-auth", "sshd-auth")]:
+    digest = hashlib.sha256(open(os.path.join(root, f), "rb").read()).hexdigest()
+    assert by_id[spdx_id]["checksums"] == [{"algorithm": "SHA256", "checksumValue": digest}], (f, by_id[spdx_id])
+debs = {l.split()[2]: l.split()[3] for l in open(os.path.join(sshd_dir, "share", "debs.txt"))}
+for spdx_id, source in [("SPDXRef-sshd-zlib", "zlib"), ("SPDXRef-sshd-libxcrypt", "libxcrypt")]:
+    assert by_id[spdx_id]["sourceInfo"] == "Debian source package %s %s" % (source, debs[source]), by_id[spdx_id]
+assert by_id["SPDXRef-openssl"]["sourceInfo"] == "Debian source package openssl " + debs["openssl"], by_id["SPDXRef-openssl"]
 assert doc["documentNamespace"].endswith("-aarch64"), doc["documentNamespace"]
-assert not any(p["name"].lower().startswith("openssh") for p in doc["packages"]), "an sshd in the SBOM"
 EOF
   # (4) The list is what users run: on this amd64 machine it resolves to the amd64 image.
   out="$(podman run --rm --pull=never "k8s-agent:$MA_TAG" 2>&1)"

@@ -14,6 +14,7 @@
 # The arm64 OpenSSL linked into both the arm64 agent (scripts/third_party.sh) and the arm64 sshd: one pin,
 # so the image's SBOM names one OpenSSL. The security archive's, which may be newer than the host's amd64
 # one (--version and the SBOM name the one linked).
+# shellcheck disable=SC2034 # read by the scripts that source this
 ARM64_LIBSSL_DEV_PIN=libssl-dev=3.0.22-1~deb12u2
 
 # arm64_debs_fetch DIR MIRROR PKG=VERSION...: downloads each pinned package into DIR/debs, unpacks all of

@@ -92,10 +92,10 @@ check("scripts/lib/sbom.py" in images_sh, "images.sh writes the SBOM and the lic
 for f, d in sources.items():
     check(os.path.exists(os.path.join(repo, d, f)) and f"$repo/{d}/{f}" in images_sh,
           f"images.sh stages {d}/{f}")
-check('strip -o "$ctx/k8s-agent" "$agent"' in images_sh and
-      'strip -o "$ctx/k8s-agent-deliver" "$deliver"' in images_sh and
-      'strip -o "$ctx/k8s-agent-sshd" "$sshd_entry"' in images_sh and
-      "scripts/sshd_build.sh" in images_sh, "images.sh stages the binaries and the portable sshd")
+check('"$strip" -o "$ctx/k8s-agent" "$a"' in images_sh and
+      '"$strip" -o "$ctx/k8s-agent-deliver" "$d"' in images_sh and
+      '"$strip" -o "$ctx/k8s-agent-sshd" "$e"' in images_sh and
+      'scripts/sshd_build.sh" ensure "$sshd_arch"' in images_sh, "images.sh stages the binaries and the portable sshd")
 check("--pull=never" in images_sh, "images.sh never pulls")
 
 def parsed(name):

@@ -3,20 +3,25 @@
 // outcome to an exit status the way ssh(1) does.
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <map>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "launcher/options.h"
 #include "launcher/report_main.h"
+#include "launcher/tree_settings.h"
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
 #include "plugin/agent/linked_libraries.h"
@@ -77,6 +82,88 @@ int HostfileMain(const Options& options, RunSetup setup) {
   return 0;
 }
 
+// stderr for an agent that a tree daemon started with its stderr on
+// /dev/null, as prted does: the launching session's stderr, which the
+// daemon holds on kTreeReportFd, if it is still the pipe that the session
+// named (tree_settings.h). Then this agent's lines and the stderr of the
+// daemon it starts reach the launcher's output, level by level, as the
+// first level's do. Left alone when stderr goes anywhere else
+// (--debug-daemons keeps it).
+bool ReconnectTreeStderr(const std::map<std::string, std::string>& env) {
+  auto named = env.find(kTreeReportEnv);
+  if (named == env.end() || named->second.empty()) return false;
+  struct stat err {};
+  struct stat null {};
+  if (::fstat(2, &err) != 0 || ::stat("/dev/null", &null) != 0 ||
+      !S_ISCHR(err.st_mode) || err.st_rdev != null.st_rdev) {
+    return false;
+  }
+  const std::string path = "/proc/" + std::to_string(::getppid()) + "/fd/" +
+                           std::to_string(kTreeReportFd);
+  char link[256];
+  ssize_t n = ::readlink(path.c_str(), link, sizeof(link));
+  if (n <= 0 || std::string(link, static_cast<size_t>(n)) != named->second) {
+    return false;
+  }
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = ::dup2(fd, 2) == 2;
+  ::close(fd);
+  return ok;
+}
+
+// A failing agent down a tree races the daemons' own abort: its prted
+// reports the failure to mpirun at once, over PRRTE's connections, while
+// the agent's line still crosses one SSH session per level. Before it
+// exits it waits (up to 1 s) until the session has read the line, and a
+// moment more for the levels above to relay it.
+void LingerForTreeReport() {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::seconds(1);
+  int unread = 0;
+  while (::ioctl(2, FIONREAD, &unread) == 0 && unread > 0 &&
+         Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+}
+
+// An agent that a launch tree's daemon started (its command starts the
+// next daemon, and the agent that launched this one left its settings):
+// completes argv and the environment from them, and names the agent's
+// place in the tree on its lines. Returns this agent's level (1: started
+// by mpirun), in *note what was completed, in *reconnected whether its
+// stderr now goes up the tree.
+int JoinLaunchTree(std::vector<std::string>* args,
+                   std::map<std::string, std::string>* env, std::string* note,
+                   bool* reconnected) {
+  auto it = env->find(kTreeSettingsEnv);
+  if (it == env->end() || it->second.empty() || !IsTreeLaunch(*args)) {
+    return 1;
+  }
+  StatusOr<TreeSettings> parent = TreeSettings::Decode(it->second);
+  if (!parent.ok()) {
+    LogWarning(std::string("ignoring ") + kTreeSettingsEnv + ": " +
+               parent.status().message() +
+               " (it is k8s-agent's own; unset it if set by hand)");
+    return 1;
+  }
+  const int level = parent->level + 1;
+  SetLogOrigin("tree level " + std::to_string(level) + ", on " +
+               (parent->via.empty() ? "a worker" : parent->via));
+  *reconnected = ReconnectTreeStderr(*env);
+  std::vector<std::string> completed = CompleteFromTree(*args, parent->args);
+  if (completed != *args) {
+    *note = "completed the options a launch tree daemon passed (\"" +
+            Join(*args, " ") + "\") from the level " +
+            std::to_string(parent->level) + " agent's";
+    *args = std::move(completed);
+  }
+  // The pod's own settings win; the tree fills in what the session lacks.
+  for (const auto& [name, value] : parent->env) env->emplace(name, value);
+  return level;
+}
+
 // A failure of the agent about `about` (a host, or the mode): said, and
 // ssh's exit status for it.
 int Fail(const std::string& about, const Status& status) {
@@ -118,12 +205,13 @@ RunSetup SharedSetup(const Options& options, kube::ClusterConfig cluster,
 
 // Exec mode and --wait-only: runs the agent and gives the exit status ssh
 // would. `host` is what a failure is about (see Main).
-int AgentMain(const Options& options, RunSetup setup, const std::string& host) {
+int AgentMain(const Options& options, RunSetup setup, const std::string& host,
+              std::string command) {
   AgentConfig config;
   config.setup = std::move(setup);
   config.hosts = options.hosts;
   config.wait_only = options.wait_only;
-  config.command = options.command;
+  config.command = std::move(command);
   config.require_ready = options.wait_for == WaitFor::kReady;
   config.fatal_reasons = options.fail_on_reasons;
   config.trace_file = options.trace_file;
@@ -144,9 +232,11 @@ int AgentMain(const Options& options, RunSetup setup, const std::string& host) {
   return result->exit_code;
 }
 
-int Main(int argc, char** argv) {
-  std::map<std::string, std::string> env = Environment();
-  std::vector<std::string> args(argv + 1, argv + argc);
+// Everything after the launch tree's completion: `tree_level` is this
+// agent's level in it, `tree_note` what was completed.
+int Run(const std::vector<std::string>& args,
+        const std::map<std::string, std::string>& env, int tree_level,
+        const std::string& tree_note) {
   StatusOr<Options> parsed = ParseOptions(
       args, env,
       [](const std::string& path) { return ReadFileToString(path, 1 << 20); });
@@ -171,6 +261,7 @@ int Main(int argc, char** argv) {
     LogError(logging.message());
     return kAgentFailure;
   }
+  if (!tree_note.empty()) LogDebug(tree_note);
   for (const std::string& note : options.notes) LogDebug(note);
   // Reading traces needs no cluster: answer before looking for one.
   if (options.report) return ReportMain(options);
@@ -202,7 +293,27 @@ int Main(int argc, char** argv) {
   RunSetup setup =
       SharedSetup(options, std::move(*cluster), std::move(ssh_for));
   if (options.hostfile) return HostfileMain(options, std::move(setup));
-  return AgentMain(options, std::move(setup), host);
+  std::string command = options.command;
+  if (IsTreeLaunch(options.command_words)) {
+    TreeSettings down;
+    down.level = tree_level;
+    down.via = options.host;
+    down.args = options.option_words;
+    down.env = TreeEnvironment(env);
+    command = TreeLaunchCommand(command, options.command_words, down);
+  }
+  return AgentMain(options, std::move(setup), host, std::move(command));
+}
+
+int Main(int argc, char** argv) {
+  std::map<std::string, std::string> env = Environment();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string tree_note;
+  bool tree_stderr = false;
+  const int tree_level = JoinLaunchTree(&args, &env, &tree_note, &tree_stderr);
+  const int code = Run(args, env, tree_level, tree_note);
+  if (code == kAgentFailure && tree_stderr) LingerForTreeReport();
+  return code;
 }
 
 }  // namespace

@@ -154,11 +154,16 @@ Status ScanArgs(const std::vector<std::string>& args, ParseState* p,
       continue;
     }
     if (!options_ended && word.size() > 1 && word[0] == '-') {
+      const size_t start = i;
       if (word[1] == '-') {
         K8S_RETURN_IF_ERROR(ScanLongOption(args, &i, p, later));
       } else {
         K8S_RETURN_IF_ERROR(ScanShortOptions(args, &i, p));
       }
+      p->options.option_words.insert(
+          p->options.option_words.end(),
+          args.begin() + static_cast<ptrdiff_t>(start),
+          args.begin() + static_cast<ptrdiff_t>(i));
       continue;
     }
     if (!many_hosts && !o.hosts.empty()) break;  // The command starts.

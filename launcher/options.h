@@ -49,6 +49,9 @@ struct Options {
   std::string host;
   /// Every HOST: {host} normally; all positional words with --wait-only.
   std::vector<std::string> hosts;
+  /// The option words, before HOST and after it, exactly as received: what
+  /// a launch tree hands down (launcher/tree_settings.h).
+  std::vector<std::string> option_words;
   /// The words after HOST, exactly as received.
   std::vector<std::string> command_words;
   /// command_words joined with single spaces, as ssh does (a leading space

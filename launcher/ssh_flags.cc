@@ -57,8 +57,21 @@ Status SetDashO(char flag, const std::string& arg, ParseState* p) {
     rest = rest.substr(1, rest.size() - 2);
   }
   std::string value(rest);
-  if (key.empty() || value.empty()) {
+  if (key.empty()) {
     return UsageError(what, "expected Key=Value", "e.g. -o ConnectTimeout=5");
+  }
+  if (value.empty()) {
+    // What PRRTE (Open MPI 5 and 6) leaves of "-o Key=Value" on the
+    // command line of a tree-spawned prted: it cuts each forwarded value at
+    // its first '='. An agent started by another k8s-agent completes it
+    // (tree_settings.h); one started by ssh or by hand cannot.
+    return UsageError(
+        what, "no value (expected Key=Value)",
+        "if a worker's prted ran this, PRRTE cut plm_ssh_args at its first "
+        "'=' (Open MPI 5.0.x, 6.0): launch with k8s-agent on the launcher "
+        "too, or put the setting in an ssh_config file (--ssh-config, "
+        "K8S_AGENT_SSH_CONFIG) or a K8S_AGENT_* variable instead of "
+        "plm_ssh_args");
   }
   // The first value of each key wins, as in ssh; unknown keys fail, as
   // in ssh (IgnoreUnknown, given first, covers them).

@@ -14,8 +14,28 @@ namespace {
 
 LogLevel g_level = LogLevel::kWarning;
 int g_fd = 2;
+std::string& Origin() {
+  static std::string* origin = new std::string();
+  return *origin;
+}
+
+void WriteAll(int fd, const std::string& line) {
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;  // Nowhere left to report to.
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
 
 }  // namespace
+
+void SetLogOrigin(const std::string& origin) { Origin() = origin; }
 
 void SetLogLevel(LogLevel level) { g_level = level; }
 LogLevel GetLogLevel() { return g_level; }
@@ -29,20 +49,12 @@ void Log(LogLevel level, const std::string& message) {
   // (forging "k8s-agent: w-1: ..." for another host) or reach the terminal
   // as a control sequence. Not cut: the message is ours, only its bytes
   // may not be.
-  std::string line = "k8s-agent: ";
+  std::string line = "k8s-agent";
+  if (!Origin().empty()) line += " (" + Printable(Origin()) + ")";
+  line += ": ";
   line += Printable(message, kNoPrintableLimit);
   line += '\n';
-  const char* p = line.data();
-  size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(g_fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;  // Nowhere left to report to.
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
+  WriteAll(g_fd, line);
 }
 
 }  // namespace k8s_agent

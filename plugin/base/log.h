@@ -19,6 +19,10 @@ bool LogEnabled(LogLevel level);
 /// Redirects logging to `fd` (tests); default 2.
 void SetLogFd(int fd);
 
+/// Names where this agent runs when that is not where a person reads its
+/// lines: "k8s-agent (ORIGIN): <message>". Empty (the default): none.
+void SetLogOrigin(const std::string& origin);
+
 /// Writes "k8s-agent: <message>\n" in one write(2), so lines from the many
 /// agents mpirun starts at once never interleave mid-line. `message` is
 /// one line: control characters in it (a newline too) and bytes that are

@@ -959,7 +959,8 @@ const ErrorCase kErrors[] = {
      {"-o", "Port", "h", "c"},
      {},
      {},
-     "-o \"Port\": expected Key=Value (e.g. -o ConnectTimeout=5)"},
+     "-o \"Port\": no value (expected Key=Value) (if a worker's prted ran "
+     "this, PRRTE cut plm_ssh_args at its first '='"},
     {"DashOBadValue",
      {"-o", "Port=abc", "h", "c"},
      {},

@@ -36,7 +36,7 @@ SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then
   s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5
   s14_link_cut s15_kill_agent s16_valgrind s17_image_entrypoints s18_openmpi5_tree_spawn
   s19_openmpi5_no_tree_spawn s20_openmpi5_late_and_failing s21_openmpi5_stdin_key s22_mpi4py
-  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames s26_stock_workers)
+  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames s26_stock_workers s27_openmpi5_tree_args)
 
 # The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
 s00_bed_selfcheck() {

@@ -157,8 +157,9 @@ s19_openmpi5_no_tree_spawn() {
 # end with an error soon after, never hang, and the agent's reason must be where it can be:
 #  (a) tree spawn, radix 1 (launcher -> w-0 -> w-1 -> w-2 -> w-3): w-3's agent runs under the prted on w-2.
 #      PRRTE points a tree-spawned prted's stdout and stderr at /dev/null (seen in /proc/PID/fd), and its
-#      children inherit that, so no agent (nor ssh) can put a line on prterun's output from there. prterun
-#      names the node ("Remote daemon ... on node w-3"); the agent's reason is in its trace.
+#      children inherit that; each agent that launched a prted kept its session's stderr open in it, so the
+#      agent at level 4 writes its reason there and every level relays it: the line reaches prterun's
+#      output, naming the level and the pod whose prted ran it.
 #  (b) no tree spawn: prterun runs w-3's agent itself, and the agent's one line reaches prterun's output.
 s20_openmpi5_late_and_failing() {
   ompi5_begin 4
@@ -171,7 +172,7 @@ s20_openmpi5_late_and_failing() {
   expect_output 'Remote daemon: .* on node w-3'
   grep -qE '^agent-call from=w-2 parent=prted .* w-3 PRTE_PREFIX=' "$BED_DIR/agent-calls.log" ||
     fail "w-3's agent was not run by the prted on w-2"
-  grep -q 'k8s-agent: w-3:' "$JOB_OUT" && step "note: the agent's line reached prterun through a worker's prted"
+  expect_output '^k8s-agent \(tree level 4, on w-2\): w-3: .*Evicted'
   # The same faults again, every agent run by prterun.
   bed_sshd_stop w-2
   bed_worker_phase w-2 Pending || fail "control API"
@@ -259,5 +260,53 @@ EOW
   grep -qE '^agent-call from=w-[0-9] parent=' "$BED_DIR/agent-calls.log" || fail "no agent run by a prted on a worker"
   step "keys read to EOF by prted: $(wc -l <"$BED_DIR/keys.log") ($(grep -c 'from=w-' "$BED_DIR/agent-calls.log") fed by workers' prteds)"
   expect_no_leftovers 10
+  pass
+}
+
+# Open MPI 5 with more hosts than the radix, the agent's settings passed as operators pass them: 12 workers at
+# radix 4, so prterun starts w-0..w-3 and their prteds the other eight (a second level of agents, in sshd
+# sessions without the pods' environment). Every setting is a "-o Key=Value" in plm_ssh_args, first as
+# Kubeflow Trainer's PRTE_MCA_plm_ssh_args, then as mpi-operator's OMPI_MCA_plm_rsh_args="-o
+# ConnectionAttempts=10" translated by images/ompi-env.sh. PRRTE 3.0 hands those values to the prteds cut at
+# their first '=' (the workers' agents are called with "-o UserKnownHostsFile HOST ..."): they complete them
+# from the settings the agent that launched their prted exported (K8S_AGENT_TREE), and log that at -vv.
+s27_openmpi5_tree_args() {
+  ompi5_begin 12
+  bed_all_ready || fail "workers not ready"
+  local run opts hosts n=12 cut from_workers
+  hosts="$(seq -s, -f 'w-%g' 0 $((n - 1)))"
+  opts="$(cat "$BED_DIR/ssh/agent_opts") -o ConnectionAttempts=10"
+  cp "$BED_REPO_DIR/images/ompi-env.sh" "$BED_DIR/ompi-env.sh"
+  for run in trainer operator; do
+    rm -f "$BED_DIR/trace.jsonl" "$BED_DIR/agent-calls.log"
+    bed_api POST /_control/stats/reset >/dev/null || fail "control API"
+    if [[ $run == trainer ]]; then
+      start_job "args-$run" env PRTE_MCA_plm_ssh_agent="$TREE_AGENT" PRTE_MCA_plm_ssh_args="$opts" \
+        PRTE_MCA_rml_base_radix=4 mpirun --allow-run-as-root -H "$hosts" -np "$n" "$HELLO5"
+    else
+      start_job "args-$run" env -u PRTE_MCA_plm_ssh_agent OMPI_MCA_plm_rsh_agent="$TREE_AGENT" \
+        OMPI_MCA_plm_rsh_args="-o ConnectionAttempts=10 $(cat "$BED_DIR/ssh/agent_opts")" \
+        sh -c '. "$1"; shift; exec mpirun --allow-run-as-root --prtemca rml_base_radix 4 "$@"' sh \
+        "$BED_DIR/ompi-env.sh" -H "$hosts" -np "$n" "$HELLO5"
+    fi
+    wait_job 120
+    expect_rc 0
+    expect_ranks "$n"
+    # shellcheck disable=SC2046 # one word per host
+    expect_rank_hosts 1 $(seq -f 'w-%g' 0 $((n - 1)))
+    expect_tree_calls "$n"
+    from_workers="$(grep -cE '^agent-call from=w-[0-3] parent=prted ' "$BED_DIR/agent-calls.log")"
+    [[ "$from_workers" == 8 ]] || fail "[$run] expected 8 agents run by the prteds on w-0..w-3, got $from_workers"
+    # PRRTE's cut, seen in the workers' calls: the value ends at its first '='.
+    cut="$(grep -cE '^agent-call from=w-[0-3] .* -o (UserKnownHostsFile|ConnectionAttempts) w-[0-9]+ ' \
+      "$BED_DIR/agent-calls.log")"
+    [[ "$cut" == 8 ]] || fail "[$run] expected PRRTE's '=' cut in the 8 workers' calls, got $cut: $(grep 'from=w-' \
+      "$BED_DIR/agent-calls.log" | head -2)"
+    # shellcheck disable=SC2046
+    expect_trace_path $(seq -f 'w-%g' 0 $((n - 1)))
+    api_expect_gets 1 $(seq -f 'w-%g' 0 $((n - 1)))
+    step "[$run] 12 ranks over two levels of agents; the workers' 8 completed PRRTE's cut arguments"
+    expect_no_leftovers 10
+  done
   pass
 }

@@ -10,6 +10,7 @@
 
 #include "launcher/options.h"
 #include "plugin/base/log.h"
+#include "plugin/ssh/remote_names.h"
 #include "plugin/ssh/ssh_config.h"
 
 namespace k8s_agent {
@@ -53,6 +54,14 @@ ssh::SshSettingsFor SshSettingsFromOptions(const Options& options,
       [shared](const std::string& host) -> StatusOr<ssh::ResolvedSshOptions> {
         auto it = shared->done.find(host);
         if (it != shared->done.end()) return it->second;
+        // As ssh: names from the command line (orted's HOST, a hostfile's
+        // user@, plm_rsh_args' -l) are checked before any config is read,
+        // so that no Match exec ever sees them.
+        K8S_RETURN_IF_ERROR(ssh::CheckRemoteHost(host, "HOST"));
+        if (shared->command_line.user) {
+          K8S_RETURN_IF_ERROR(ssh::CheckRemoteUser(*shared->command_line.user,
+                                                   "-l, USER@HOST or -o User"));
+        }
         ssh::SshOptions merged = shared->command_line;
         std::vector<std::string> notes;
         Status read = ssh::ReadSshConfigs(shared->files, host, shared->env,

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "plugin/base/strings.h"
+#include "plugin/ssh/remote_names.h"
 #include "plugin/ssh/ssh_keywords.h"
 
 namespace k8s_agent::ssh {
@@ -137,8 +138,14 @@ class Reader {
     }
     std::string note;
     if (*active) {
+      const bool had_user = options_->user.has_value();
       Status s = ApplySshSetting(line.key, line.rest, options_, &note);
       if (!s.ok()) return s.WithContext(where);
+      // Stricter than ssh, which trusts a literal User: a Match exec after
+      // this line would put it in a shell command as %r.
+      if (!had_user && options_->user) {
+        K8S_RETURN_IF_ERROR(CheckRemoteUser(*options_->user, where + ": User"));
+      }
       if (!note.empty()) AddNote(notes_, where + ": " + note);
       return OkStatus();
     }
@@ -273,6 +280,8 @@ class Reader {
   // The %-tokens of a Match exec command, as ssh expands them there.
   StatusOr<std::string> ExpandTokens(const std::string& in,
                                      const std::string& where) const {
+    // What a shell runs takes no name with shell metacharacters.
+    const std::string exec = where + ": Match exec";
     std::string out;
     for (size_t i = 0; i < in.size(); ++i) {
       if (in[i] != '%') {
@@ -286,15 +295,18 @@ class Reader {
           out += '%';
           break;
         case 'h':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(MatchHost(), exec + " %h"));
           out += MatchHost();
           break;
         case 'n':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(host_, exec + " %n"));
           out += host_;
           break;
         case 'p':
           out += std::to_string(options_->port.value_or(22));
           break;
         case 'r':
+          K8S_RETURN_IF_ERROR(CheckRemoteUser(RemoteUser(), exec + " %r"));
           out += RemoteUser();
           break;
         case 'u':
@@ -310,6 +322,8 @@ class Reader {
           out += local_host.substr(0, local_host.find('.'));
           break;
         case 'k':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(
+              options_->host_key_alias.value_or(MatchHost()), exec + " %k"));
           out += options_->host_key_alias.value_or(MatchHost());
           break;
         default:

@@ -15,6 +15,8 @@
 namespace k8s_agent {
 namespace {
 
+using ::testing::ElementsAre;
+
 std::optional<std::string> Root(unsigned) { return "root"; }
 
 class SshSettingsTest : public ::testing::Test {
@@ -87,6 +89,64 @@ TEST_F(SshSettingsTest, CommandLineComesFirst) {
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->port, 7);
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->user,
             "mpiuser");
+}
+
+// A user name with shell metacharacters, from -l, USER@HOST or -o User
+// (a hostfile's user@ or plm_rsh_args), is refused before any config is
+// read, so %r in a Match exec never runs it.
+TEST_F(SshSettingsTest, ShellMetacharactersInTheUserAreRefusedFirst) {
+  files_["/root/.ssh/config"] = "Match exec \"echo %r\"\n";
+  std::vector<std::string> ran;
+  auto env = Env();
+  env.run_exec = [&ran](const std::string& c) -> StatusOr<bool> {
+    ran.push_back(c);
+    return false;
+  };
+  auto parse = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"hostname"});
+    return ParseOptions(args, {}, [](const std::string& path) {
+      return StatusOr<std::string>(NotFoundError(path));
+    });
+  };
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-l", "root$(touch x)", "w0"},
+           {"root;touch x@w0"},
+           {"-o", "User=`touch x`", "w0"},
+           {"-l", "-oProxyCommand=x", "w0"}}) {
+    StatusOr<Options> options = parse(args);
+    ASSERT_THAT(options.status(), IsOk()) << args[0];
+    StatusOr<ssh::ResolvedSshOptions> w0 =
+        SshSettingsFromOptions(*options, env, &Root)("w0");
+    EXPECT_THAT(w0.status(), StatusIs(Code::kInvalidArgument,
+                                      "contains invalid characters (it "))
+        << args[0];
+    EXPECT_THAT(w0.status().message(), ::testing::HasSubstr("-l, USER@HOST"));
+  }
+  EXPECT_THAT(ran, ::testing::IsEmpty());
+  EXPECT_EQ(reads_.count("/root/.ssh/config"), 0u);
+  // What ssh takes still works, and the exec then runs.
+  StatusOr<Options> fine = parse({"-l", "DOMAIN\\mpi user", "w0"});
+  ASSERT_THAT(fine.status(), IsOk());
+  ASSERT_THAT(SshSettingsFromOptions(*fine, env, &Root)("w0").status(), IsOk());
+  EXPECT_THAT(ran, ElementsAre("echo DOMAIN\\mpi user"));
+}
+
+TEST_F(SshSettingsTest, ShellMetacharactersInTheHostAreRefusedFirst) {
+  files_["/root/.ssh/config"] = "Match exec \"echo %h\"\n";
+  bool ran = false;
+  auto env = Env();
+  env.run_exec = [&ran](const std::string&) -> StatusOr<bool> {
+    ran = true;
+    return false;
+  };
+  Options options;
+  for (const char* host :
+       {"w0;touch x", "w0$(id)", "-oProxyCommand=x", "a b"}) {
+    EXPECT_THAT(SshSettingsFromOptions(options, env, &Root)(host).status(),
+                StatusIs(Code::kInvalidArgument, "HOST: host name '"))
+        << host;
+  }
+  EXPECT_FALSE(ran);
 }
 
 }  // namespace

@@ -198,6 +198,31 @@ Match !exec "false"
               StatusIs(Code::kInvalidArgument, "token %C is not supported"));
 }
 
+// Stricter than ssh, which trusts a literal User or HostName: what a Match
+// exec would hand a shell as %r or %h takes no shell metacharacters.
+TEST_F(SshConfigTest, MatchExecGetsNoShellMetacharacters) {
+  User("Host w0\n  User root;touch x\nMatch exec \"echo %r\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "/home/alice/.ssh/config:2: User: remote user name "
+                       "'root;touch x' contains invalid characters (it holds "
+                       "';')"));
+  User("Host w0\n  HostName w0$(touch x)\nMatch exec \"echo %h\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "/home/alice/.ssh/config:3: Match exec %h: host name "
+                       "'w0$(touch x)' contains invalid characters"));
+  User("Host w0\n  HostKeyAlias a|b\nMatch exec \"echo %k\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument, "Match exec %k: host name"));
+  SshOptions cli;
+  cli.user = "`touch x`";
+  User("Match exec \"echo %r\"\n");
+  EXPECT_THAT(Read("w0", cli).status(),
+              StatusIs(Code::kInvalidArgument, "Match exec %r: remote user"));
+  EXPECT_THAT(execs_, ::testing::IsEmpty());
+}
+
 TEST_F(SshConfigTest, UnknownCriterionOrKeywordNamesFileAndLine) {
   User("Host *\n  Port 22\nMatch tagged x\n");
   EXPECT_THAT(Read("w0"),

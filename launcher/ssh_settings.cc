@@ -26,10 +26,13 @@ std::vector<ssh::ConfigFile> SshConfigFiles(const Options& options,
   // elsewhere) stands for ~/.ssh/config; /etc/ssh/ssh_config is read after
   // it, as ssh does: images built for mpi-operator configure ssh there.
   std::vector<ssh::ConfigFile> files;
+  // Both are checked as ssh checks ~/.ssh/config (owner, no group/other
+  // write); -F is not, as in ssh.
   if (options.ssh_config_file.empty()) {
-    files.push_back({home + "/.ssh/config", true, false});
+    files.push_back({home + "/.ssh/config", true, false, "ssh config", true});
   } else {
-    files.push_back({options.ssh_config_file, true, true, "--ssh-config"});
+    files.push_back(
+        {options.ssh_config_file, true, true, "--ssh-config", true});
   }
   files.push_back({"/etc/ssh/ssh_config", false, false});
   return files;

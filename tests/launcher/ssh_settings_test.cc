@@ -25,11 +25,12 @@ class SshSettingsTest : public ::testing::Test {
     ssh::ConfigEnv env;
     env.local_user = "root";
     env.home = "/root";
-    env.read_file = [this](const std::string& path) -> StatusOr<std::string> {
+    env.read_file =
+        [this](const std::string& path) -> StatusOr<ssh::ConfigText> {
       ++reads_[path];
       auto it = files_.find(path);
       if (it == files_.end()) return NotFoundError(path);
-      return it->second;
+      return ssh::ConfigText{it->second};
     };
     env.glob = [](const std::string&) { return std::vector<std::string>(); };
     env.run_exec = [](const std::string&) -> StatusOr<bool> { return false; };
@@ -89,6 +90,20 @@ TEST_F(SshSettingsTest, CommandLineComesFirst) {
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->port, 7);
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->user,
             "mpiuser");
+}
+
+// ~/.ssh/config, or the file --ssh-config puts in its place, is checked
+// as ssh checks ~/.ssh/config; -F and the system file are not.
+TEST_F(SshSettingsTest, TheUsersFileIsPermissionChecked) {
+  Options options;
+  std::vector<ssh::ConfigFile> files = SshConfigFiles(options, "/root");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_TRUE(files[0].check_permissions);
+  EXPECT_FALSE(files[1].check_permissions);
+  options.ssh_config_file = "/etc/mpi/user_config";
+  EXPECT_TRUE(SshConfigFiles(options, "/root")[0].check_permissions);
+  options.ssh_config_only = "/etc/mpi/ssh_config";
+  EXPECT_FALSE(SshConfigFiles(options, "/root")[0].check_permissions);
 }
 
 // A user name with shell metacharacters, from -l, USER@HOST or -o User

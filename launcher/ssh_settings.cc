@@ -10,6 +10,7 @@
 
 #include "launcher/options.h"
 #include "plugin/base/log.h"
+#include "plugin/ssh/remote_names.h"
 #include "plugin/ssh/ssh_config.h"
 
 namespace k8s_agent {
@@ -25,10 +26,13 @@ std::vector<ssh::ConfigFile> SshConfigFiles(const Options& options,
   // elsewhere) stands for ~/.ssh/config; /etc/ssh/ssh_config is read after
   // it, as ssh does: images built for mpi-operator configure ssh there.
   std::vector<ssh::ConfigFile> files;
+  // Both are checked as ssh checks ~/.ssh/config (owner, no group/other
+  // write); -F is not, as in ssh.
   if (options.ssh_config_file.empty()) {
-    files.push_back({home + "/.ssh/config", true, false});
+    files.push_back({home + "/.ssh/config", true, false, "ssh config", true});
   } else {
-    files.push_back({options.ssh_config_file, true, true, "--ssh-config"});
+    files.push_back(
+        {options.ssh_config_file, true, true, "--ssh-config", true});
   }
   files.push_back({"/etc/ssh/ssh_config", false, false});
   return files;
@@ -53,6 +57,14 @@ ssh::SshSettingsFor SshSettingsFromOptions(const Options& options,
       [shared](const std::string& host) -> StatusOr<ssh::ResolvedSshOptions> {
         auto it = shared->done.find(host);
         if (it != shared->done.end()) return it->second;
+        // As ssh: names from the command line (orted's HOST, a hostfile's
+        // user@, plm_rsh_args' -l) are checked before any config is read,
+        // so that no Match exec ever sees them.
+        K8S_RETURN_IF_ERROR(ssh::CheckRemoteHost(host, "HOST"));
+        if (shared->command_line.user) {
+          K8S_RETURN_IF_ERROR(ssh::CheckRemoteUser(*shared->command_line.user,
+                                                   "-l, USER@HOST or -o User"));
+        }
         ssh::SshOptions merged = shared->command_line;
         std::vector<std::string> notes;
         Status read = ssh::ReadSshConfigs(shared->files, host, shared->env,

@@ -273,6 +273,9 @@ Status Run(const Args& args) {
       args.run_dir.empty()
           ? MakeRunDir(tmp && *tmp ? tmp : "/tmp", keys, user, args.port)
           : UseRunDir(args.run_dir, keys, user, args.port));
+  if (!run.warning.empty()) {
+    std::fprintf(stderr, "k8s-agent-sshd: warning: %s\n", run.warning.c_str());
+  }
   SshdSettings s;
   s.port = args.port;
   s.user = user.name;

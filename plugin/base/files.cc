@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/base/files.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,8 +12,6 @@
 #include <climits>
 #include <utility>
 #include <vector>
-
-#include "plugin/base/unique_fd.h"
 
 namespace k8s_agent {
 namespace {
@@ -28,57 +28,157 @@ Status WriteAll(int fd, const char* data, size_t size,
   return OkStatus();
 }
 
-// The temporary file's name: beside the target (so rename stays on one
-// file system), unique per process.
-std::string TempPathFor(const std::string& path) {
-  return path + ".tmp." + std::to_string(getpid());
+constexpr int kTempAttempts = 100;
+constexpr int kMaxTreeDepth = 64;
+
+// A random suffix for a temporary's name: the writer's pid is predictable,
+// and a name another user can guess is one they can plant a symlink at.
+std::string RandomSuffix() {
+  std::array<unsigned char, 8> bytes{};
+  size_t got = 0;
+  while (got < bytes.size()) {
+    ssize_t n = getrandom(bytes.data() + got, bytes.size() - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;  // Only O_EXCL then keeps it safe; retries vary it.
+    got += static_cast<size_t>(n);
+  }
+  static unsigned counter = 0;
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out + std::to_string(counter++);
 }
 
-// Gives `fd` (the temporary `tmp`) its mode and owner, closes it and
-// renames it to `path`; removes `tmp` on any failure, including `status`'s.
-Status Finish(Status status, UniqueFd fd, const std::string& tmp,
-              const std::string& path, mode_t mode,
+// A temporary file in `dirfd` beside `name` (so rename stays on one file
+// system): a fresh name each try, created only if nothing is there, and
+// never through a symlink.
+struct Temp {
+  UniqueFd fd;
+  std::string name;
+};
+
+StatusOr<Temp> CreateTemp(int dirfd, const std::string& dir,
+                          const std::string& name) {
+  for (int i = 0; i < kTempAttempts; ++i) {
+    Temp t;
+    t.name = "." + name + ".tmp." + RandomSuffix();
+    t.fd.reset(openat(dirfd, t.name.c_str(),
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                      0600));
+    if (t.fd.valid()) return t;
+    if (errno != EEXIST) {
+      return ErrnoError("create " + JoinPath(dir, t.name), errno);
+    }
+  }
+  return FailedPreconditionError(
+      "create a temporary file for " + JoinPath(dir, name) + ": " +
+      std::to_string(kTempAttempts) + " random names all taken");
+}
+
+// Gives the temporary its mode and owner, closes it and renames it to
+// `name`; removes it on any failure, including `status`'s.
+Status Finish(Status status, int dirfd, const std::string& dir, Temp t,
+              const std::string& name, mode_t mode,
               std::optional<FileOwner> owner) {
+  std::string tmp = JoinPath(dir, t.name);
   // fchmod, not the open mode: the umask must not take bits away.
-  if (status.ok() && fchmod(fd.get(), mode) != 0) {
+  if (status.ok() && fchmod(t.fd.get(), mode) != 0) {
     status = ErrnoError("chmod " + tmp, errno);
   }
-  if (status.ok() && owner && fchown(fd.get(), owner->uid, owner->gid) != 0) {
+  if (status.ok() && owner && fchown(t.fd.get(), owner->uid, owner->gid) != 0) {
     status = ErrnoError("chown " + tmp, errno);
   }
-  if (status.ok() && close(fd.release()) != 0) {
+  if (status.ok() && close(t.fd.release()) != 0) {
     status = ErrnoError("close " + tmp, errno);
   }
-  if (status.ok() && rename(tmp.c_str(), path.c_str()) != 0) {
-    status = ErrnoError("rename " + tmp + " to " + path, errno);
+  if (status.ok() &&
+      renameat(dirfd, t.name.c_str(), dirfd, name.c_str()) != 0) {
+    status = ErrnoError("rename " + tmp + " to " + JoinPath(dir, name), errno);
   }
-  if (!status.ok()) unlink(tmp.c_str());
+  if (!status.ok()) unlinkat(dirfd, t.name.c_str(), 0);
   return status;
 }
 
-StatusOr<UniqueFd> CreateTemp(const std::string& tmp) {
-  UniqueFd out(
-      open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!out.valid()) return ErrnoError("create " + tmp, errno);
-  return out;
+// "dir/name" split for the *At calls: the directory ("." for none) and the
+// last component.
+std::pair<std::string, std::string> SplitPath(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {".", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+// The directory a path-based write goes to: the caller named it, so
+// symlinks on the way are the caller's; only the file's own name is guarded.
+StatusOr<UniqueFd> OpenParent(const std::string& dir) {
+  UniqueFd fd(open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError("open directory " + dir, errno);
+  return fd;
+}
+
+Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
+                         const std::string& name, int depth) {
+  std::string path = JoinPath(dir, name);
+  if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) {
+    return OkStatus();
+  }
+  if (errno != EISDIR && errno != EPERM) {
+    return ErrnoError("remove " + path, errno);
+  }
+  if (depth >= kMaxTreeDepth) {
+    return FailedPreconditionError("remove " + path + ": nested deeper than " +
+                                   std::to_string(kMaxTreeDepth));
+  }
+  K8S_ASSIGN_OR_RETURN(UniqueFd sub, OpenDirNoFollowAt(dirfd, dir, name));
+  int listed = dup(sub.get());
+  if (listed < 0) return ErrnoError("dup", errno);
+  DIR* d = fdopendir(listed);
+  if (d == nullptr) {
+    close(listed);
+    return ErrnoError("list " + path, errno);
+  }
+  std::vector<std::string> names;
+  while (dirent* e = readdir(d)) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  closedir(d);
+  for (const std::string& n : names) {
+    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(sub.get(), path, n, depth + 1));
+  }
+  if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
+    return ErrnoError("remove " + path, errno);
+  }
+  return OkStatus();
 }
 
 }  // namespace
 
+Status WriteFileAtomicallyAt(int dirfd, const std::string& dir,
+                             const std::string& name, std::string_view content,
+                             mode_t mode, std::optional<FileOwner> owner) {
+  K8S_ASSIGN_OR_RETURN(Temp t, CreateTemp(dirfd, dir, name));
+  Status status = WriteAll(t.fd.get(), content.data(), content.size(),
+                           JoinPath(dir, t.name));
+  return Finish(status, dirfd, dir, std::move(t), name, mode, owner);
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view content,
                            mode_t mode, std::optional<FileOwner> owner) {
-  std::string tmp = TempPathFor(path);
-  K8S_ASSIGN_OR_RETURN(UniqueFd out, CreateTemp(tmp));
-  Status status = WriteAll(out.get(), content.data(), content.size(), tmp);
-  return Finish(status, std::move(out), tmp, path, mode, owner);
+  auto [dir, name] = SplitPath(path);
+  K8S_ASSIGN_OR_RETURN(UniqueFd dirfd, OpenParent(dir));
+  return WriteFileAtomicallyAt(dirfd.get(), dir, name, content, mode, owner);
 }
 
 Status CopyFileAtomically(const std::string& src, const std::string& dst,
                           mode_t mode) {
   UniqueFd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
   if (!in.valid()) return ErrnoError("open " + src, errno);
-  std::string tmp = TempPathFor(dst);
-  K8S_ASSIGN_OR_RETURN(UniqueFd out, CreateTemp(tmp));
+  auto [dir, name] = SplitPath(dst);
+  K8S_ASSIGN_OR_RETURN(UniqueFd dirfd, OpenParent(dir));
+  K8S_ASSIGN_OR_RETURN(Temp t, CreateTemp(dirfd.get(), dir, name));
   std::array<char, 1 << 16> buf{};
   Status status;
   while (status.ok()) {
@@ -89,10 +189,44 @@ Status CopyFileAtomically(const std::string& src, const std::string& dst,
     } else if (n == 0) {
       break;
     } else {
-      status = WriteAll(out.get(), buf.data(), static_cast<size_t>(n), tmp);
+      status = WriteAll(t.fd.get(), buf.data(), static_cast<size_t>(n),
+                        JoinPath(dir, t.name));
     }
   }
-  return Finish(status, std::move(out), tmp, dst, mode, std::nullopt);
+  return Finish(status, dirfd.get(), dir, std::move(t), name, mode,
+                std::nullopt);
+}
+
+StatusOr<UniqueFd> OpenDirNoFollow(const std::string& path) {
+  UniqueFd fd(
+      open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ErrnoError("open directory " + path +
+                          (errno == ELOOP || errno == ENOTDIR
+                               ? " (a symlink or not a directory: refused)"
+                               : ""),
+                      errno);
+  }
+  return fd;
+}
+
+StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
+                                     const std::string& name) {
+  UniqueFd fd(openat(dirfd, name.c_str(),
+                     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid()) {
+    return ErrnoError("open directory " + JoinPath(dir, name) +
+                          (errno == ELOOP || errno == ENOTDIR
+                               ? " (a symlink or not a directory: refused)"
+                               : ""),
+                      errno);
+  }
+  return fd;
+}
+
+Status RemoveTreeAt(int dirfd, const std::string& dir,
+                    const std::string& name) {
+  return RemoveTreeAtDepth(dirfd, dir, name, 0);
 }
 
 StatusOr<std::string> SelfExeDir() {

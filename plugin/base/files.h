@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "plugin/base/status.h"
+#include "plugin/base/unique_fd.h"
 
 namespace k8s_agent {
 
@@ -22,10 +23,34 @@ struct FileOwner {
 };
 
 /// Writes `content` to `path` through a temporary file beside it, given
-/// `mode` (not masked by the umask) and `owner`, renamed into place.
+/// `mode` (not masked by the umask) and `owner`, renamed into place. The
+/// temporary's name is random and it is created O_EXCL|O_NOFOLLOW, so a
+/// file or symlink planted in the directory is never written through; one
+/// at `path` itself is replaced, not followed.
 Status WriteFileAtomically(const std::string& path, std::string_view content,
                            mode_t mode,
                            std::optional<FileOwner> owner = std::nullopt);
+
+/// The same as `name` in the directory `dirfd` (`dir` names it in
+/// messages): what is written lands in the directory that was opened, even
+/// if its path is swapped meanwhile.
+Status WriteFileAtomicallyAt(int dirfd, const std::string& dir,
+                             const std::string& name, std::string_view content,
+                             mode_t mode,
+                             std::optional<FileOwner> owner = std::nullopt);
+
+/// Opens the directory `path` for the *At calls, refusing a symlink in its
+/// place (O_NOFOLLOW) or anything but a directory.
+StatusOr<UniqueFd> OpenDirNoFollow(const std::string& path);
+
+/// Opens the directory `name` in `dirfd` the same way.
+StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
+                                     const std::string& name);
+
+/// Removes `name` in `dirfd` and, when it is a directory, all it holds,
+/// following no symlink: what another user left there goes, and nothing
+/// outside it. A missing `name` is fine.
+Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
 
 /// Copies `src` to `dst` the same way (streamed: any size).
 Status CopyFileAtomically(const std::string& src, const std::string& dst,

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <glob.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "plugin/base/strings.h"
+#include "plugin/base/unique_fd.h"
 #include "plugin/ssh/ssh_config.h"
 
 extern char** environ;
@@ -62,6 +64,34 @@ StatusOr<bool> RunExec(const std::string& command) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// The file's text with the owner and mode of the fd it came from, so what
+// is checked is what is read. O_NONBLOCK: opening a FIFO must not wait;
+// anything but a regular file is returned unread, for the reader to refuse.
+StatusOr<ConfigText> ReadConfigFile(const std::string& path) {
+  constexpr size_t kMaxBytes = 1 << 20;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (!fd.valid()) return ErrnoError("open " + path, errno);
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError("stat " + path, errno);
+  ConfigText file;
+  file.owner = st.st_uid;
+  file.mode = st.st_mode;
+  if (!S_ISREG(st.st_mode)) return file;
+  char buf[8192];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read " + path, errno);
+    if (n == 0) break;
+    file.text.append(buf, static_cast<size_t>(n));
+    if (file.text.size() > kMaxBytes) {
+      return TooLargeError(path + ": larger than " + std::to_string(kMaxBytes) +
+                           " bytes");
+    }
+  }
+  return file;
+}
+
 std::string LocalHostName() {
   char name[256] = {};
   if (::gethostname(name, sizeof(name) - 1) != 0) return "";
@@ -75,9 +105,8 @@ ConfigEnv SystemConfigEnv(const std::string& home) {
   env.local_user = PasswdUserName(::getuid()).value_or("");
   env.home = home;
   env.local_host = LocalHostName();
-  env.read_file = [](const std::string& path) {
-    return ReadFileToString(path, 1 << 20);
-  };
+  env.uid = ::getuid();
+  env.read_file = &ReadConfigFile;
   env.glob = &Glob;
   env.run_exec = &RunExec;
   return env;

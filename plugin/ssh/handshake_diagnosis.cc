@@ -17,11 +17,13 @@
 namespace k8s_agent::ssh {
 
 Status HandshakeError(LIBSSH2_SESSION* session, int sock, int rc,
-                      std::string_view kex_received) {
+                      std::string_view kex_received,
+                      const AlgorithmPrefs& offered) {
   std::string why = LastError(session);
   if (rc == LIBSSH2_ERROR_KEX_FAILURE) {
-    return FailedPreconditionError("SSH algorithm negotiation failed: " +
-                                   NegotiationDetail(session, kex_received));
+    return FailedPreconditionError(
+        "SSH algorithm negotiation failed: " +
+        NegotiationDetail(session, kex_received, offered));
   }
   if (rc == LIBSSH2_ERROR_KEY_EXCHANGE_FAILURE) {
     // The server still being there (no EOF, no error) means libssh2 gave
@@ -46,7 +48,8 @@ Status HandshakeError(LIBSSH2_SESSION* session, int sock, int rc,
 }
 
 std::string NegotiationDetail(LIBSSH2_SESSION* session,
-                              std::string_view kex_received) {
+                              std::string_view kex_received,
+                              const AlgorithmPrefs& offered) {
   std::optional<KexAlgorithms> offer = ParseServerKexinit(kex_received);
   if (!offer) {
     return "the server's algorithm offer could not be read (libssh2: " +
@@ -55,11 +58,22 @@ std::string NegotiationDetail(LIBSSH2_SESSION* session,
   auto supported = [&](int method) {
     return Join(SupportedAlgorithms(session, method), ",");
   };
-  KexAlgorithms ours{
+  KexAlgorithms can{
       supported(LIBSSH2_METHOD_KEX), supported(LIBSSH2_METHOD_HOSTKEY),
       supported(LIBSSH2_METHOD_CRYPT_SC), supported(LIBSSH2_METHOD_MAC_SC),
       supported(LIBSSH2_METHOD_COMP_SC)};
-  return DescribeNegotiationFailure(*offer, ours);
+  // What the preferences held: the settings, less what libssh2 lacks (as
+  // ApplyAlgorithmPrefs set them). Compression is never narrowed.
+  auto ours = [&](AlgorithmKind kind, const std::vector<std::string>& wanted) {
+    StatusOr<std::string> pref =
+        Libssh2Preference(kind, wanted, SupportedAlgorithms(session, kind));
+    return pref.ok() ? *pref : std::string();
+  };
+  KexAlgorithms sent{ours(AlgorithmKind::kKex, offered.kex),
+                     ours(AlgorithmKind::kHostKey, offered.host_keys),
+                     ours(AlgorithmKind::kCipher, offered.ciphers),
+                     ours(AlgorithmKind::kMac, offered.macs), can.compression};
+  return DescribeNegotiationFailure(*offer, sent, can);
 }
 
 AuthFailure ClassifyAuthFailure(int rc) {

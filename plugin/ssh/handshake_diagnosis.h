@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugin/base/status.h"
+#include "plugin/ssh/algorithms.h"
 
 namespace k8s_agent::ssh {
 
@@ -22,13 +23,17 @@ namespace k8s_agent::ssh {
 /// reset, dropped during banner or kex) may be an sshd still starting or
 /// throttling (MaxStartups): kUnavailable, worth another attempt.
 /// `kex_received` is what the server sent up to then (banner, KEXINIT).
+/// `offered`: the settings the session's preferences came from.
 Status HandshakeError(LIBSSH2_SESSION* session, int sock, int rc,
-                      std::string_view kex_received);
+                      std::string_view kex_received,
+                      const AlgorithmPrefs& offered);
 
-/// What the server offered (from `kex_received`) against what this
-/// libssh2 supports, for a failed algorithm negotiation.
+/// What the server offered (from `kex_received`) against what k8s-agent
+/// offered (`offered`, limited to what this libssh2 supports), naming what
+/// libssh2 has but the settings leave out, for a failed negotiation.
 std::string NegotiationDetail(LIBSSH2_SESSION* session,
-                              std::string_view kex_received);
+                              std::string_view kex_received,
+                              const AlgorithmPrefs& offered);
 
 /// What one failed libssh2_userauth_publickey_* call says about the key.
 enum class AuthFailure {

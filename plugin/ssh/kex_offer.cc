@@ -122,27 +122,51 @@ bool ServerSentNewkeys(std::string_view received) {
 
 std::string DescribeNegotiationFailure(const KexAlgorithms& server,
                                        const KexAlgorithms& ours) {
+  return DescribeNegotiationFailure(server, ours, ours);
+}
+
+std::string DescribeNegotiationFailure(const KexAlgorithms& server,
+                                       const KexAlgorithms& offered,
+                                       const KexAlgorithms& supported) {
   struct Kind {
     const char* what;
+    const char* ssh_says;  // ssh's "no matching ... found".
+    const char* option;    // Where to add one back; null: none.
     const std::string& theirs;
     const std::string& mine;
+    const std::string& could;
   };
   const Kind kinds[] = {
-      {"key exchange algorithm (KexAlgorithms)", server.kex, ours.kex},
-      {"host key algorithm (HostKeyAlgorithms)", server.host_key,
-       ours.host_key},
-      {"cipher (Ciphers)", server.ciphers, ours.ciphers},
-      {"MAC (MACs)", server.macs, ours.macs},
-      {"compression method", server.compression, ours.compression},
+      {"key exchange algorithm (KexAlgorithms)", "key exchange method",
+       "KexAlgorithms", server.kex, offered.kex, supported.kex},
+      {"host key algorithm (HostKeyAlgorithms)", "host key type",
+       "HostKeyAlgorithms", server.host_key, offered.host_key,
+       supported.host_key},
+      {"cipher (Ciphers)", "cipher", "Ciphers", server.ciphers, offered.ciphers,
+       supported.ciphers},
+      {"MAC (MACs)", "MAC", "MACs", server.macs, offered.macs, supported.macs},
+      {"compression method", "compression method", nullptr, server.compression,
+       offered.compression, supported.compression},
   };
   for (const Kind& k : kinds) {
     std::vector<std::string> theirs = Names(k.theirs);
     std::vector<std::string> mine = Names(k.mine);
-    if (!Overlaps(theirs, mine)) {
-      return std::string("no common ") + k.what + ": the server offers " +
-             (theirs.empty() ? "none" : Join(theirs, ",")) +
-             "; k8s-agent supports " + Join(mine, ",");
+    if (Overlaps(theirs, mine)) continue;
+    std::string offer = theirs.empty() ? "none" : Join(theirs, ",");
+    std::string out = std::string("no common ") + k.what +
+                      ": the server offers " + offer + "; k8s-agent supports " +
+                      Join(mine, ",");
+    std::vector<std::string> left_out;
+    for (const std::string& n : theirs) {
+      if (Overlaps({n}, Names(k.could))) left_out.push_back(n);
     }
+    if (left_out.empty() || k.option == nullptr) return out;
+    return out + " (ssh: \"no matching " + k.ssh_says +
+           " found. Their offer: " + offer + "\"). " + Join(left_out, ",") +
+           (left_out.size() == 1 ? " is" : " are") +
+           " left out by default, as in OpenSSH 9 (weak or SHA-1); better, "
+           "give the server a stronger one, else add it back with -o " +
+           k.option + "=+" + left_out[0];
   }
   return "algorithm negotiation failed although every kind overlaps; the "
          "server offers kex " +

@@ -40,6 +40,15 @@ bool ServerSentNewkeys(std::string_view received);
 std::string DescribeNegotiationFailure(const KexAlgorithms& server,
                                        const KexAlgorithms& ours);
 
+/// The same against what k8s-agent `offered` (its settings), saying when
+/// libssh2 `supported` one the server offers that the settings leave out
+/// (ssh-rsa, SHA-1 key exchange: off by default, as in OpenSSH 9) and the
+/// -o KEY=+NAME that adds it back, as ssh would ("no matching host key
+/// type found. Their offer: ssh-rsa").
+std::string DescribeNegotiationFailure(const KexAlgorithms& server,
+                                       const KexAlgorithms& offered,
+                                       const KexAlgorithms& supported);
+
 }  // namespace k8s_agent::ssh
 
 #endif  // K8S_AGENT_PLUGIN_SSH_KEX_OFFER_H_

@@ -294,7 +294,8 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
     return false;
   }
   if (rc != 0) {
-    Fail(HandshakeError(session_.get(), sock_.get(), rc, kex_received_));
+    Fail(HandshakeError(session_.get(), sock_.get(), rc, kex_received_,
+                        options_.algorithms));
     return false;
   }
   handshake_done_ = true;

@@ -3,10 +3,12 @@
 
 #include "plugin/ssh/ssh_config.h"
 
+#include <cstdio>
 #include <string_view>
 #include <utility>
 
 #include "plugin/base/strings.h"
+#include "plugin/ssh/remote_names.h"
 #include "plugin/ssh/ssh_keywords.h"
 
 namespace k8s_agent::ssh {
@@ -73,8 +75,8 @@ class Reader {
     for (const ConfigFile& f : files) {
       bool active = true;
       K8S_RETURN_IF_ERROR(Read(f.path, f.user,
-                               f.required ? &f.named_by : nullptr, false,
-                               &active, 0));
+                               f.required ? &f.named_by : nullptr,
+                               f.check_permissions, false, &active, 0));
     }
     return OkStatus();
   }
@@ -90,8 +92,11 @@ class Reader {
   // `named_by`: how the user named a file that must exist (-F,
   // --ssh-config), for the error when it cannot be read; null otherwise.
   Status Read(const std::string& path, bool user, const std::string* named_by,
-              bool never_match, bool* active, int depth) {
-    StatusOr<std::string> text = env_.read_file(path);
+              bool check_permissions, bool never_match, bool* active,
+              int depth) {
+    StatusOr<ConfigText> text = env_.read_file(path);
+    if (text.ok())
+      K8S_RETURN_IF_ERROR(CheckFile(path, *text, check_permissions));
     if (!text.ok()) {
       if (named_by != nullptr) {
         return text.status().WithContext(*named_by + " " + path);
@@ -102,7 +107,7 @@ class Reader {
       return OkStatus();
     }
     int line_no = 0;
-    for (const std::string& raw : Split(*text, '\n')) {
+    for (const std::string& raw : Split(text->text, '\n')) {
       ++line_no;
       Line line = SplitLine(raw);
       if (line.key.empty()) continue;
@@ -137,8 +142,14 @@ class Reader {
     }
     std::string note;
     if (*active) {
+      const bool had_user = options_->user.has_value();
       Status s = ApplySshSetting(line.key, line.rest, options_, &note);
       if (!s.ok()) return s.WithContext(where);
+      // Stricter than ssh, which trusts a literal User: a Match exec after
+      // this line would put it in a shell command as %r.
+      if (!had_user && options_->user) {
+        K8S_RETURN_IF_ERROR(CheckRemoteUser(*options_->user, where + ": User"));
+      }
       if (!note.empty()) AddNote(notes_, where + ": " + note);
       return OkStatus();
     }
@@ -182,13 +193,49 @@ class Reader {
         // An Include in a block that does not apply is still read (and
         // checked), but nothing in it may apply; and no block in it
         // changes the including file's state.
-        K8S_RETURN_IF_ERROR(Read(path, user, nullptr,
+        // ssh checks every included file's owner and mode.
+        K8S_RETURN_IF_ERROR(Read(path, user, nullptr, true,
                                  never_match || !outer_active, active,
                                  depth + 1));
         *active = outer_active;
       }
     }
     return OkStatus();
+  }
+
+  // ssh's read_config_file_depth(): a user's config (and an Include) that
+  // another user could have written is refused, not read; and only a
+  // regular file is read at all (an Include of /dev/zero never ends).
+  Status CheckFile(const std::string& path, const ConfigText& file,
+                   bool check_permissions) const {
+    if (!S_ISREG(file.mode)) {
+      return FailedPreconditionError(
+          path + " is not a regular file (" + FileKind(file.mode) +
+          "): ssh_config and Include name regular files only");
+    }
+    if (!check_permissions) return OkStatus();
+    if ((file.owner != 0 && file.owner != env_.uid) || (file.mode & 022) != 0) {
+      char mode[8];
+      std::snprintf(mode, sizeof(mode), "%04o", file.mode & 07777);
+      return FailedPreconditionError(
+          "Bad owner or permissions on " + path + " (uid " +
+          std::to_string(file.owner) + ", mode " + mode +
+          "): ssh refuses a config file another user could write, since its "
+          "Match exec runs as you; it must be owned by you (uid " +
+          std::to_string(env_.uid) +
+          ") or root and writable by its owner alone (chmod go-w " + path +
+          ")");
+    }
+    return OkStatus();
+  }
+
+  static std::string FileKind(unsigned mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
   }
 
   // What "Match host" compares: HostName as set so far, else the host.
@@ -273,6 +320,8 @@ class Reader {
   // The %-tokens of a Match exec command, as ssh expands them there.
   StatusOr<std::string> ExpandTokens(const std::string& in,
                                      const std::string& where) const {
+    // What a shell runs takes no name with shell metacharacters.
+    const std::string exec = where + ": Match exec";
     std::string out;
     for (size_t i = 0; i < in.size(); ++i) {
       if (in[i] != '%') {
@@ -286,15 +335,18 @@ class Reader {
           out += '%';
           break;
         case 'h':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(MatchHost(), exec + " %h"));
           out += MatchHost();
           break;
         case 'n':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(host_, exec + " %n"));
           out += host_;
           break;
         case 'p':
           out += std::to_string(options_->port.value_or(22));
           break;
         case 'r':
+          K8S_RETURN_IF_ERROR(CheckRemoteUser(RemoteUser(), exec + " %r"));
           out += RemoteUser();
           break;
         case 'u':
@@ -310,6 +362,8 @@ class Reader {
           out += local_host.substr(0, local_host.find('.'));
           break;
         case 'k':
+          K8S_RETURN_IF_ERROR(CheckRemoteHost(
+              options_->host_key_alias.value_or(MatchHost()), exec + " %k"));
           out += options_->host_key_alias.value_or(MatchHost());
           break;
         default:

@@ -6,6 +6,8 @@
 #ifndef K8S_AGENT_PLUGIN_SSH_SSH_CONFIG_H_
 #define K8S_AGENT_PLUGIN_SSH_SSH_CONFIG_H_
 
+#include <sys/stat.h>
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,13 +17,23 @@
 
 namespace k8s_agent::ssh {
 
+/// A config file as read: its text, and its owner and mode (from fstat of
+/// the fd it was read from), which ssh checks before using it.
+struct ConfigText {
+  std::string text;
+  unsigned owner = 0;              ///< st_uid.
+  unsigned mode = S_IFREG | 0644;  ///< st_mode: the type and the bits.
+};
+
 /// What the reader needs from the machine: seams, so tests use fakes.
 struct ConfigEnv {
   std::string local_user;  ///< The passwd name of our uid (%u, localuser).
+  unsigned uid = 0;        ///< Our real uid: who may own a user config.
   std::string home;        ///< ~ and %d.
   std::string local_host;  ///< %l (and %L, up to the first dot).
-  /// A file's text; kNotFound when it does not exist.
-  std::function<StatusOr<std::string>(const std::string& path)> read_file;
+  /// A file's text, owner and mode; kNotFound when it does not exist.
+  /// Anything but a regular file comes back with its mode and no text.
+  std::function<StatusOr<ConfigText>(const std::string& path)> read_file;
   /// The paths matching a glob pattern, sorted; none is not an error.
   std::function<std::vector<std::string>(const std::string& pattern)> glob;
   /// Match exec: runs `command` with the user's shell; true if it exited
@@ -38,6 +50,9 @@ struct ConfigFile {
   bool required = false;
   /// How the user named it, for that error ("-F", "--ssh-config").
   std::string named_by = "ssh config";
+  /// ssh's check for ~/.ssh/config (and every Include): owned by root or
+  /// our uid, and writable by no one else, or it is refused.
+  bool check_permissions = false;
 };
 
 /// Reads `files` in order into `options` for `host` (as given, after any

@@ -9,10 +9,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/ssh/file_tokens.h"
 #include "plugin/ssh/ssh_keywords.h"
 
 namespace k8s_agent::ssh {
@@ -202,12 +204,13 @@ StatusOr<std::string> UserName(const SshOptions& options, UserLookup lookup) {
 
 // The IdentityFile keys that can be read (the others are said and
 // skipped), else ssh's default keys that exist.
-std::vector<std::string> IdentityFiles(const SshOptions& options,
-                                       const std::string& home) {
+StatusOr<std::vector<std::string>> IdentityFiles(const SshOptions& options,
+                                                 const FileTokens& tokens) {
   std::vector<std::string> files;
   if (!options.identity_files.empty()) {
     for (const std::string& f : options.identity_files) {
-      std::string path = ExpandPath(f, home);
+      K8S_ASSIGN_OR_RETURN(std::string path,
+                           ExpandFileTokens("IdentityFile", f, tokens));
       if (IsReadableFile(path)) {
         WarnIfUnprotected(path);
         files.push_back(path);
@@ -218,7 +221,7 @@ std::vector<std::string> IdentityFiles(const SshOptions& options,
     return files;
   }
   for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
-    std::string path = home + "/.ssh/" + name;
+    std::string path = tokens.home + "/.ssh/" + name;
     if (IsReadableFile(path)) {
       WarnIfUnprotected(path);
       files.push_back(path);
@@ -228,24 +231,49 @@ std::vector<std::string> IdentityFiles(const SshOptions& options,
 }
 
 // The user's known_hosts files, then the system-wide ones: those are read
-// too (never written), as ssh does.
-std::vector<std::string> KnownHostsFiles(const SshOptions& options,
-                                         const std::string& home) {
+// too (never written), as ssh does. ssh expands tokens in the user's only.
+StatusOr<std::vector<std::string>> KnownHostsFiles(const SshOptions& options,
+                                                   const FileTokens& tokens) {
   std::vector<std::string> files;
   if (options.user_known_hosts_files.empty()) {
-    files.push_back(home + "/.ssh/known_hosts");
+    files.push_back(tokens.home + "/.ssh/known_hosts");
   } else {
     for (const std::string& f : options.user_known_hosts_files) {
-      files.push_back(ExpandPath(f, home));
+      K8S_ASSIGN_OR_RETURN(std::string path,
+                           ExpandFileTokens("UserKnownHostsFile", f, tokens));
+      files.push_back(path);
     }
   }
   if (options.global_known_hosts_files.empty()) {
     files.push_back("/etc/ssh/ssh_known_hosts");
   }
   for (const std::string& f : options.global_known_hosts_files) {
-    files.push_back(ExpandPath(f, home));
+    files.push_back(ExpandPath(f, tokens.home));
   }
   return files;
+}
+
+// What the tokens of IdentityFile and UserKnownHostsFile stand for.
+FileTokens TokensFor(const SshOptions& options, const std::string& host,
+                     const ResolvedSshOptions& r, const std::string& home,
+                     UserLookup lookup) {
+  FileTokens t;
+  t.home = home;
+  t.host = r.hostname;
+  t.host_arg = host;
+  t.key_alias = options.host_key_alias.value_or(host);
+  t.user = r.user;
+  t.local_user = lookup(::getuid()).value_or("");
+  char name[256] = {};
+  if (::gethostname(name, sizeof(name) - 1) == 0) t.local_host = name;
+  t.uid = ::getuid();
+  t.port = r.port;
+  t.getenv = [](const std::string& var) -> std::optional<std::string> {
+    const char* v = std::getenv(var.c_str());
+    if (v == nullptr) return std::nullopt;
+    return std::string(v);
+  };
+  return t;
 }
 
 // Each algorithm list spec applied to the defaults of its kind.
@@ -478,11 +506,12 @@ StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
   std::string home = HomeDir(home_env != nullptr ? home_env : "");
   K8S_ASSIGN_OR_RETURN(r.user, UserName(options, lookup));
   if (options.port) r.port = *options.port;
-  r.identity_files = IdentityFiles(options, home);
+  const FileTokens tokens = TokensFor(options, host, r, home, lookup);
+  K8S_ASSIGN_OR_RETURN(r.identity_files, IdentityFiles(options, tokens));
   if (options.strict_host_key_checking) {
     r.strict_host_key_checking = *options.strict_host_key_checking;
   }
-  r.known_hosts_files = KnownHostsFiles(options, home);
+  K8S_ASSIGN_OR_RETURN(r.known_hosts_files, KnownHostsFiles(options, tokens));
 
   if (options.connect_timeout) {
     // ConnectTimeout=0/none means "no timeout" in ssh; a day is plenty.

@@ -5,10 +5,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <optional>
 #include <vector>
 
 #include "plugin/base/files.h"
+#include "plugin/base/unique_fd.h"
 #include "plugin/sshd/sshd_config.h"
 
 namespace k8s_agent::sshd {
@@ -29,66 +29,100 @@ StatusOr<std::string> MakePrivateDir(const std::string& parent) {
 
 // The session user's part: authorized_keys, and the client side of tree
 // spawn when the job gives a user key and the shared host key's public half.
-Status InstallUserFiles(const JobKeys& keys, const SessionUser& user, int port,
-                        RunDir& run) {
+// user/ is theirs, so whatever a previous run left in it (a symlink where a
+// file goes, a directory in its place) is theirs too: it is removed and made
+// afresh, root's while it is filled, and given to them only at the end.
+// Root writes nothing in it after that.
+Status InstallUserFiles(int run_fd, const JobKeys& keys,
+                        const SessionUser& user, int port, RunDir& run) {
   std::string dir = JoinPath(run.dir, "user");
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+  K8S_RETURN_IF_ERROR(RemoveTreeAt(run_fd, run.dir, "user")
+                          .WithContext("clearing what a previous run left"));
+  if (mkdirat(run_fd, "user", 0700) != 0) {
     return ErrnoError("mkdir " + dir, errno);
   }
+  K8S_ASSIGN_OR_RETURN(UniqueFd user_fd,
+                       OpenDirNoFollowAt(run_fd, run.dir, "user"));
   FileOwner owner{user.uid, user.gid};
-  if (chown(dir.c_str(), owner.uid, owner.gid) != 0) {
-    return ErrnoError("chown " + dir, errno);
-  }
   run.authorized_keys = JoinPath(dir, "authorized_keys");
-  K8S_RETURN_IF_ERROR(WriteFileAtomically(run.authorized_keys,
-                                          keys.authorized_keys, 0600, owner));
-  if (keys.user_key.empty() || keys.host_public_key.empty()) {
-    return OkStatus();
+  K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(user_fd.get(), dir,
+                                            "authorized_keys",
+                                            keys.authorized_keys, 0600, owner));
+  if (!keys.user_key.empty() && !keys.host_public_key.empty()) {
+    std::string identity = JoinPath(dir, "id_job");
+    std::string known_hosts = JoinPath(dir, "known_hosts");
+    K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(user_fd.get(), dir, "id_job",
+                                              keys.user_key, 0600, owner));
+    K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(
+        user_fd.get(), dir, "known_hosts",
+        RenderKnownHosts(port, keys.host_public_key), 0600, owner));
+    run.client_config = JoinPath(dir, "config");
+    K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(
+        user_fd.get(), dir, "config",
+        RenderClientConfig(port, identity, known_hosts), 0600, owner));
   }
-  std::string identity = JoinPath(dir, "id_job");
-  std::string known_hosts = JoinPath(dir, "known_hosts");
-  K8S_RETURN_IF_ERROR(
-      WriteFileAtomically(identity, keys.user_key, 0600, owner));
-  K8S_RETURN_IF_ERROR(WriteFileAtomically(
-      known_hosts, RenderKnownHosts(port, keys.host_public_key), 0600, owner));
-  run.client_config = JoinPath(dir, "config");
-  return WriteFileAtomically(run.client_config,
-                             RenderClientConfig(port, identity, known_hosts),
-                             0600, owner);
-}
-
-// A named directory: made 0700 if missing, else checked: another user's,
-// or one others may write to, could hold their files where sshd looks.
-Status PrepareNamedDir(const std::string& dir) {
-  if (mkdir(dir.c_str(), 0700) == 0) return OkStatus();
-  if (errno != EEXIST) {
-    return ErrnoError("creating --run-dir " + dir + " (its parent must exist)",
-                      errno);
-  }
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0) return ErrnoError("stat " + dir, errno);
-  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-      (st.st_mode & 022) != 0) {
-    return FailedPreconditionError(
-        "--run-dir " + dir + " must be a directory of uid " +
-        std::to_string(geteuid()) + " that no one else can write to");
+  if (fchown(user_fd.get(), owner.uid, owner.gid) != 0) {
+    return ErrnoError("chown " + dir, errno);
   }
   return OkStatus();
 }
 
-Status Fill(const JobKeys& keys, const SessionUser& user, int port,
+// A named directory: made 0700 if missing, else checked: another user's,
+// or one others may write to, could hold their files where sshd looks. It
+// is opened without following a symlink, and written through that fd, so
+// what is checked is what is written.
+StatusOr<UniqueFd> PrepareNamedDir(const std::string& dir) {
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return ErrnoError("creating --run-dir " + dir + " (its parent must exist)",
+                      errno);
+  }
+  std::string rule = "--run-dir " + dir + " must be a directory of uid " +
+                     std::to_string(geteuid()) +
+                     " that no one else can write to";
+  StatusOr<UniqueFd> fd = OpenDirNoFollow(dir);
+  if (!fd.ok()) return fd.status().WithContext(rule);
+  struct stat st {};
+  if (fstat(fd->get(), &st) != 0) return ErrnoError("stat " + dir, errno);
+  if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    return FailedPreconditionError(rule);
+  }
+  return fd;
+}
+
+// A parent others may write to, without the sticky bit, lets them rename
+// the run directory away while sshd (root) runs from its path.
+std::string SharedParentWarning(const std::string& dir,
+                                const SessionUser& user) {
+  if (user.uid == geteuid()) return "";
+  size_t slash = dir.rfind('/');
+  std::string parent = slash == std::string::npos ? "."
+                       : slash == 0               ? "/"
+                                                  : dir.substr(0, slash);
+  struct stat st {};
+  if (stat(parent.c_str(), &st) != 0) return "";
+  bool shared =
+      (st.st_mode & 022) != 0 || (st.st_uid != 0 && st.st_uid != geteuid());
+  if (!shared || (st.st_mode & S_ISVTX) != 0) return "";
+  return parent + " (the parent of " + dir + ") can be written by others " +
+         "and has no sticky bit: a process of " + user.name + " could " +
+         "rename the run directory while sshd runs from it; use a parent " +
+         "only root can write, or one with mode 1777";
+}
+
+Status Fill(int run_fd, const JobKeys& keys, const SessionUser& user, int port,
             RunDir& run) {
   // Another user must pass through to reach user/; listing stays denied.
   mode_t mode = user.uid == geteuid() ? 0700 : 0711;
-  if (chmod(run.dir.c_str(), mode) != 0) {
+  if (fchmod(run_fd, mode) != 0) {
     return ErrnoError("chmod " + run.dir, errno);
   }
   run.host_key = JoinPath(run.dir, "ssh_host_key");
   run.config = JoinPath(run.dir, "sshd_config");
   run.pid_file = JoinPath(run.dir, "sshd.pid");
   // sshd refuses a host key that others can read.
-  K8S_RETURN_IF_ERROR(WriteFileAtomically(run.host_key, keys.host_key, 0600));
-  return InstallUserFiles(keys, user, port, run);
+  K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(run_fd, run.dir, "ssh_host_key",
+                                            keys.host_key, 0600));
+  return InstallUserFiles(run_fd, keys, user, port, run);
 }
 
 }  // namespace
@@ -97,16 +131,19 @@ StatusOr<RunDir> MakeRunDir(const std::string& parent, const JobKeys& keys,
                             const SessionUser& user, int port) {
   RunDir run;
   K8S_ASSIGN_OR_RETURN(run.dir, MakePrivateDir(parent));
-  K8S_RETURN_IF_ERROR(Fill(keys, user, port, run));
+  K8S_ASSIGN_OR_RETURN(UniqueFd run_fd, OpenDirNoFollow(run.dir));
+  run.warning = SharedParentWarning(run.dir, user);
+  K8S_RETURN_IF_ERROR(Fill(run_fd.get(), keys, user, port, run));
   return run;
 }
 
 StatusOr<RunDir> UseRunDir(const std::string& dir, const JobKeys& keys,
                            const SessionUser& user, int port) {
-  K8S_RETURN_IF_ERROR(PrepareNamedDir(dir));
+  K8S_ASSIGN_OR_RETURN(UniqueFd run_fd, PrepareNamedDir(dir));
   RunDir run;
   run.dir = dir;
-  K8S_RETURN_IF_ERROR(Fill(keys, user, port, run));
+  run.warning = SharedParentWarning(dir, user);
+  K8S_RETURN_IF_ERROR(Fill(run_fd.get(), keys, user, port, run));
   return run;
 }
 

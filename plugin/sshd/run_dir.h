@@ -8,7 +8,9 @@
 //     ssh_host_key   0600, sshd's
 //     sshd_config    0600
 //     sshd.pid
-//     user/          0700, the session user's: sshd reads authorized_keys
+//     user/          0700, the session user's (made afresh on each start:
+//                    what they left there is never written through): sshd
+//                    reads authorized_keys
 //       authorized_keys   with that user's uid, and sessions read the rest
 //       id_job, known_hosts, config   (only when the job has a user key)
 #ifndef K8S_AGENT_PLUGIN_SSHD_RUN_DIR_H_
@@ -31,6 +33,9 @@ struct RunDir {
   /// The tree-spawn client config, empty when the job has no user key or
   /// no public host key to check workers against.
   std::string client_config;
+  /// Set when a process of the session user could swap the directory's
+  /// path while sshd runs from it (its parent is theirs to write).
+  std::string warning;
 };
 
 /// Makes a fresh RUN under `parent` (TMPDIR or /tmp) and installs `keys`

@@ -54,6 +54,59 @@ TEST_F(FilesTest, CopyStreamsAndFailuresLeaveNoTemporary) {
   EXPECT_FALSE(bad_dir.ok());
 }
 
+// Another user who can write the directory plants a symlink where the
+// temporary goes (the pid-named one was predictable: PID 1 in a container).
+TEST_F(FilesTest, PlantedSymlinksAreNeverWrittenThrough) {
+  std::string victim = dir_ + "/victim";
+  ASSERT_TRUE(WriteFileAtomically(victim, "secret", 0600).ok());
+  std::string path = dir_ + "/authorized_keys";
+  std::string old_temp = path + ".tmp." + std::to_string(getpid());
+  ASSERT_EQ(symlink(victim.c_str(), old_temp.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(path, "keys", 0600).ok());
+  EXPECT_EQ(*ReadFileToString(victim), "secret");
+  EXPECT_EQ(*ReadFileToString(path), "keys");
+  // A symlink at the name itself is replaced, not followed.
+  std::string link = dir_ + "/config";
+  ASSERT_EQ(symlink(victim.c_str(), link.c_str()), 0);
+  ASSERT_TRUE(WriteFileAtomically(link, "cfg", 0600).ok());
+  ASSERT_TRUE(CopyFileAtomically(path, old_temp, 0600).ok());
+  EXPECT_EQ(*ReadFileToString(victim), "secret");
+  struct stat st {};
+  ASSERT_EQ(lstat(link.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  // No temporary (a dot file) is left behind.
+  int entries = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir_)) {
+    EXPECT_NE(e.path().filename().string()[0], '.') << e.path();
+    ++entries;
+  }
+  EXPECT_EQ(entries, 4);
+}
+
+TEST_F(FilesTest, RemoveTreeFollowsNoSymlink) {
+  std::string outside = dir_ + "/outside";
+  ASSERT_EQ(mkdir(outside.c_str(), 0700), 0);
+  ASSERT_TRUE(WriteFileAtomically(outside + "/keep", "k", 0600).ok());
+  std::string tree = dir_ + "/tree";
+  ASSERT_EQ(mkdir(tree.c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((tree + "/a").c_str(), 0700), 0);
+  ASSERT_TRUE(WriteFileAtomically(tree + "/a/f", "f", 0600).ok());
+  ASSERT_EQ(symlink(outside.c_str(), (tree + "/a/out").c_str()), 0);
+  ASSERT_EQ(symlink(outside.c_str(), (dir_ + "/link").c_str()), 0);
+  auto dirfd = OpenDirNoFollow(dir_);
+  ASSERT_TRUE(dirfd.ok());
+  ASSERT_TRUE(RemoveTreeAt(dirfd->get(), dir_, "tree").ok());
+  ASSERT_TRUE(RemoveTreeAt(dirfd->get(), dir_, "link").ok());
+  ASSERT_TRUE(RemoveTreeAt(dirfd->get(), dir_, "missing").ok());
+  EXPECT_NE(access(tree.c_str(), F_OK), 0);
+  EXPECT_EQ(*ReadFileToString(outside + "/keep"), "k");
+  EXPECT_FALSE(OpenDirNoFollow(dir_ + "/link").ok());
+  ASSERT_EQ(symlink(outside.c_str(), (dir_ + "/link").c_str()), 0);
+  Status refused = OpenDirNoFollow(dir_ + "/link").status();
+  EXPECT_NE(refused.message().find("symlink"), std::string::npos)
+      << refused.message();
+}
+
 TEST(JoinPathTest, RootIsNotDoubled) {
   EXPECT_EQ(JoinPath("/", "k8s-agent"), "/k8s-agent");
   EXPECT_EQ(JoinPath("/opt/k", "sshd"), "/opt/k/sshd");

@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   env.local_user = "u";
   env.home = "/h";
   env.read_file = [&](const std::string&) {
-    return k8s_agent::StatusOr<std::string>(text);
+    return k8s_agent::StatusOr<k8s_agent::ssh::ConfigText>({text});
   };
   env.glob = [](const std::string& p) { return std::vector<std::string>{p}; };
   env.run_exec = [](const std::string& c) {

@@ -15,6 +15,8 @@
 namespace k8s_agent {
 namespace {
 
+using ::testing::ElementsAre;
+
 std::optional<std::string> Root(unsigned) { return "root"; }
 
 class SshSettingsTest : public ::testing::Test {
@@ -23,11 +25,12 @@ class SshSettingsTest : public ::testing::Test {
     ssh::ConfigEnv env;
     env.local_user = "root";
     env.home = "/root";
-    env.read_file = [this](const std::string& path) -> StatusOr<std::string> {
+    env.read_file =
+        [this](const std::string& path) -> StatusOr<ssh::ConfigText> {
       ++reads_[path];
       auto it = files_.find(path);
       if (it == files_.end()) return NotFoundError(path);
-      return it->second;
+      return ssh::ConfigText{it->second};
     };
     env.glob = [](const std::string&) { return std::vector<std::string>(); };
     env.run_exec = [](const std::string&) -> StatusOr<bool> { return false; };
@@ -87,6 +90,78 @@ TEST_F(SshSettingsTest, CommandLineComesFirst) {
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->port, 7);
   EXPECT_EQ(SshSettingsFromOptions(options, Env(), &Root)("w-1")->user,
             "mpiuser");
+}
+
+// ~/.ssh/config, or the file --ssh-config puts in its place, is checked
+// as ssh checks ~/.ssh/config; -F and the system file are not.
+TEST_F(SshSettingsTest, TheUsersFileIsPermissionChecked) {
+  Options options;
+  std::vector<ssh::ConfigFile> files = SshConfigFiles(options, "/root");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_TRUE(files[0].check_permissions);
+  EXPECT_FALSE(files[1].check_permissions);
+  options.ssh_config_file = "/etc/mpi/user_config";
+  EXPECT_TRUE(SshConfigFiles(options, "/root")[0].check_permissions);
+  options.ssh_config_only = "/etc/mpi/ssh_config";
+  EXPECT_FALSE(SshConfigFiles(options, "/root")[0].check_permissions);
+}
+
+// A user name with shell metacharacters, from -l, USER@HOST or -o User
+// (a hostfile's user@ or plm_rsh_args), is refused before any config is
+// read, so %r in a Match exec never runs it.
+TEST_F(SshSettingsTest, ShellMetacharactersInTheUserAreRefusedFirst) {
+  files_["/root/.ssh/config"] = "Match exec \"echo %r\"\n";
+  std::vector<std::string> ran;
+  auto env = Env();
+  env.run_exec = [&ran](const std::string& c) -> StatusOr<bool> {
+    ran.push_back(c);
+    return false;
+  };
+  auto parse = [](std::vector<std::string> args) {
+    args.insert(args.end(), {"hostname"});
+    return ParseOptions(args, {}, [](const std::string& path) {
+      return StatusOr<std::string>(NotFoundError(path));
+    });
+  };
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"-l", "root$(touch x)", "w0"},
+           {"root;touch x@w0"},
+           {"-o", "User=`touch x`", "w0"},
+           {"-l", "-oProxyCommand=x", "w0"}}) {
+    StatusOr<Options> options = parse(args);
+    ASSERT_THAT(options.status(), IsOk()) << args[0];
+    StatusOr<ssh::ResolvedSshOptions> w0 =
+        SshSettingsFromOptions(*options, env, &Root)("w0");
+    EXPECT_THAT(w0.status(), StatusIs(Code::kInvalidArgument,
+                                      "contains invalid characters (it "))
+        << args[0];
+    EXPECT_THAT(w0.status().message(), ::testing::HasSubstr("-l, USER@HOST"));
+  }
+  EXPECT_THAT(ran, ::testing::IsEmpty());
+  EXPECT_EQ(reads_.count("/root/.ssh/config"), 0u);
+  // What ssh takes still works, and the exec then runs.
+  StatusOr<Options> fine = parse({"-l", "DOMAIN\\mpi user", "w0"});
+  ASSERT_THAT(fine.status(), IsOk());
+  ASSERT_THAT(SshSettingsFromOptions(*fine, env, &Root)("w0").status(), IsOk());
+  EXPECT_THAT(ran, ElementsAre("echo DOMAIN\\mpi user"));
+}
+
+TEST_F(SshSettingsTest, ShellMetacharactersInTheHostAreRefusedFirst) {
+  files_["/root/.ssh/config"] = "Match exec \"echo %h\"\n";
+  bool ran = false;
+  auto env = Env();
+  env.run_exec = [&ran](const std::string&) -> StatusOr<bool> {
+    ran = true;
+    return false;
+  };
+  Options options;
+  for (const char* host :
+       {"w0;touch x", "w0$(id)", "-oProxyCommand=x", "a b"}) {
+    EXPECT_THAT(SshSettingsFromOptions(options, env, &Root)(host).status(),
+                StatusIs(Code::kInvalidArgument, "HOST: host name '"))
+        << host;
+  }
+  EXPECT_FALSE(ran);
 }
 
 }  // namespace

@@ -110,5 +110,41 @@ TEST(KexOfferTest, NamesTheFirstKindWithNothingInCommon) {
               HasSubstr("every kind overlaps"));
 }
 
+// A server that offers only ssh-rsa (SHA-1 signatures): libssh2 has it,
+// the defaults leave it out, as ssh 9's do; ssh says "no matching host key
+// type found" and -o HostKeyAlgorithms=+ssh-rsa gets through.
+TEST(KexOfferTest, SaysWhatTheDefaultsLeftOutAndHowToAddItBack) {
+  KexAlgorithms offered{"curve25519-sha256", "ssh-ed25519,rsa-sha2-512",
+                        "aes128-ctr", "hmac-sha2-256", "none"};
+  KexAlgorithms supported = offered;
+  supported.host_key += ",ssh-rsa,ssh-dss";
+  supported.kex += ",diffie-hellman-group14-sha1";
+  KexAlgorithms server = offered;
+  server.host_key = "ssh-rsa";
+  EXPECT_EQ(DescribeNegotiationFailure(server, offered, supported),
+            "no common host key algorithm (HostKeyAlgorithms): the server "
+            "offers ssh-rsa; k8s-agent supports ssh-ed25519,rsa-sha2-512 "
+            "(ssh: \"no matching host key type found. Their offer: "
+            "ssh-rsa\"). ssh-rsa is left out by default, as in OpenSSH 9 "
+            "(weak or SHA-1); better, give the server a stronger one, else "
+            "add it back with -o HostKeyAlgorithms=+ssh-rsa");
+  server = offered;
+  server.kex = "diffie-hellman-group14-sha1,diffie-hellman-group1-sha1";
+  EXPECT_THAT(DescribeNegotiationFailure(server, offered, supported),
+              HasSubstr("no matching key exchange method found. Their offer: "
+                        "diffie-hellman-group14-sha1,diffie-hellman-group1-"
+                        "sha1\"). diffie-hellman-group14-sha1 is left out by "
+                        "default, as in OpenSSH 9 (weak or SHA-1); better, "
+                        "give the server a stronger one, else add it back "
+                        "with -o KexAlgorithms=+diffie-hellman-group14-sha1"));
+  // Nothing libssh2 has: no hint that cannot work.
+  server = offered;
+  server.host_key = "ssh-xmss@openssh.com";
+  EXPECT_EQ(DescribeNegotiationFailure(server, offered, supported),
+            "no common host key algorithm (HostKeyAlgorithms): the server "
+            "offers ssh-xmss@openssh.com; k8s-agent supports "
+            "ssh-ed25519,rsa-sha2-512");
+}
+
 }  // namespace
 }  // namespace k8s_agent::ssh

@@ -7,10 +7,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
+#include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "tests/fakes/status_matchers.h"
 
@@ -24,12 +31,16 @@ class SshConfigTest : public ::testing::Test {
  protected:
   SshConfigTest() {
     env_.local_user = "alice";
+    env_.uid = 1000;
     env_.home = "/home/alice";
     env_.local_host = "launcher.example";
-    env_.read_file = [this](const std::string& path) -> StatusOr<std::string> {
+    env_.read_file = [this](const std::string& path) -> StatusOr<ConfigText> {
       auto it = files_.find(path);
       if (it == files_.end()) return NotFoundError(path + ": not found");
-      return it->second;
+      ConfigText file{it->second};
+      auto m = stats_.find(path);
+      if (m != stats_.end()) std::tie(file.owner, file.mode) = m->second;
+      return file;
     };
     env_.glob = [this](const std::string& pattern) {
       std::vector<std::string> out;  // std::map: sorted, as glob(3).
@@ -60,6 +71,8 @@ class SshConfigTest : public ::testing::Test {
 
   ConfigEnv env_;
   std::map<std::string, std::string> files_;
+  /// Owner and st_mode by path; others are root's regular 0644 files.
+  std::map<std::string, std::pair<unsigned, unsigned>> stats_;
   std::vector<std::string> execs_;
   std::vector<std::string> notes_;
 };
@@ -196,6 +209,113 @@ Match !exec "false"
   User("Match exec \"x %C\"\n");
   EXPECT_THAT(Read("w0"),
               StatusIs(Code::kInvalidArgument, "token %C is not supported"));
+}
+
+// Stricter than ssh, which trusts a literal User or HostName: what a Match
+// exec would hand a shell as %r or %h takes no shell metacharacters.
+TEST_F(SshConfigTest, MatchExecGetsNoShellMetacharacters) {
+  User("Host w0\n  User root;touch x\nMatch exec \"echo %r\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "/home/alice/.ssh/config:2: User: remote user name "
+                       "'root;touch x' contains invalid characters (it holds "
+                       "';')"));
+  User("Host w0\n  HostName w0$(touch x)\nMatch exec \"echo %h\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "/home/alice/.ssh/config:3: Match exec %h: host name "
+                       "'w0$(touch x)' contains invalid characters"));
+  User("Host w0\n  HostKeyAlias a|b\nMatch exec \"echo %k\"\n");
+  EXPECT_THAT(Read("w0").status(),
+              StatusIs(Code::kInvalidArgument, "Match exec %k: host name"));
+  SshOptions cli;
+  cli.user = "`touch x`";
+  User("Match exec \"echo %r\"\n");
+  EXPECT_THAT(Read("w0", cli).status(),
+              StatusIs(Code::kInvalidArgument, "Match exec %r: remote user"));
+  EXPECT_THAT(execs_, ::testing::IsEmpty());
+}
+
+// ssh's read_config_file_depth(): ~/.ssh/config and every Include must be
+// ours or root's and writable by no one else; only regular files are read.
+TEST_F(SshConfigTest, ConfigOthersCouldWriteIsRefusedBeforeItsExecRuns) {
+  const std::string user = "/home/alice/.ssh/config";
+  auto read = [this, &user](unsigned owner, unsigned mode) {
+    stats_[user] = {owner, S_IFREG | mode};
+    std::vector<ConfigFile> files = {{user, true, false, "ssh config", true}};
+    SshOptions options;
+    return ReadSshConfigs(files, "w0", env_, &options, &notes_);
+  };
+  User("Match exec \"true\"\n  Port 7\n");
+  EXPECT_THAT(read(1000, 0600), IsOk());
+  EXPECT_THAT(read(0, 0644), IsOk());
+  EXPECT_THAT(read(1000, 0664),
+              StatusIs(Code::kFailedPrecondition,
+                       "Bad owner or permissions on /home/alice/.ssh/config "
+                       "(uid 1000, mode 0664)"));
+  EXPECT_THAT(read(1000, 0602), StatusIs(Code::kFailedPrecondition));
+  EXPECT_THAT(read(1001, 0600),
+              StatusIs(Code::kFailedPrecondition, "(uid 1001, mode 0600)"));
+  EXPECT_EQ(execs_.size(), 2u);  // Only the two accepted reads ran it.
+  // Every Include is held to it, even from a file that is not (-F, the
+  // system file), as ssh does.
+  execs_.clear();
+  files_["/etc/ssh/ssh_config"] = "Include /etc/ssh/inc.conf\n";
+  files_["/etc/ssh/inc.conf"] = "Match exec \"true\"\n";
+  stats_["/etc/ssh/inc.conf"] = {0, S_IFREG | 0666};
+  std::vector<ConfigFile> system = {{"/etc/ssh/ssh_config", false, false}};
+  SshOptions options;
+  EXPECT_THAT(ReadSshConfigs(system, "w0", env_, &options, &notes_),
+              StatusIs(Code::kFailedPrecondition,
+                       "Bad owner or permissions on /etc/ssh/inc.conf"));
+  // -F is not checked (as ssh), but a device never reads as a config.
+  stats_["/etc/ssh/ssh_config"] = {1001, S_IFREG | 0666};
+  files_["/etc/ssh/ssh_config"] = "Include /dev/zero\n";
+  files_["/dev/zero"] = "";
+  stats_["/dev/zero"] = {0, S_IFCHR | 0666};
+  std::vector<ConfigFile> dash_f = {
+      {"/etc/ssh/ssh_config", true, true, "-F", false}};
+  EXPECT_THAT(ReadSshConfigs(dash_f, "w0", env_, &options, &notes_),
+              StatusIs(Code::kFailedPrecondition,
+                       "/dev/zero is not a regular file (a character "
+                       "device)"));
+  stats_["/dev/zero"] = {0, S_IFDIR | 0755};
+  dash_f[0].path = "/dev/zero";
+  EXPECT_THAT(ReadSshConfigs(dash_f, "w0", env_, &options, &notes_),
+              StatusIs(Code::kFailedPrecondition, "(a directory)"));
+  EXPECT_THAT(execs_, ::testing::IsEmpty());
+}
+
+// The machine's reader: the owner and mode come from the file itself, and
+// a device or FIFO is returned unread (never waited on, never read).
+TEST(SystemConfigEnvTest, ReadsOwnerAndModeAndNoDevice) {
+  char templ[] = "/tmp/k8s-ssh-config-test.XXXXXX";
+  std::string dir = mkdtemp(templ);
+  ConfigEnv env = SystemConfigEnv(dir);
+  std::string config = dir + "/config";
+  ASSERT_TRUE(WriteFileAtomically(
+                  config, "Match exec \"touch " + dir + "/ran\"\n", 0664)
+                  .ok());
+  StatusOr<ConfigText> text = env.read_file(config);
+  ASSERT_THAT(text.status(), IsOk());
+  EXPECT_EQ(text->mode, static_cast<unsigned>(S_IFREG | 0664));
+  EXPECT_EQ(text->owner, geteuid());
+  std::vector<std::string> notes;
+  SshOptions options;
+  EXPECT_THAT(ReadSshConfigs({{config, true, true, "--ssh-config", true}}, "w0",
+                             env, &options, &notes),
+              StatusIs(Code::kFailedPrecondition, "Bad owner or permissions"));
+  EXPECT_NE(access((dir + "/ran").c_str(), F_OK), 0);
+  StatusOr<ConfigText> zero = env.read_file("/dev/zero");
+  ASSERT_THAT(zero.status(), IsOk());
+  EXPECT_TRUE(S_ISCHR(zero->mode));
+  EXPECT_EQ(zero->text, "");
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  StatusOr<ConfigText> pipe = env.read_file(fifo);
+  ASSERT_THAT(pipe.status(), IsOk());
+  EXPECT_TRUE(S_ISFIFO(pipe->mode));
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SshConfigTest, UnknownCriterionOrKeywordNamesFileAndLine) {

@@ -189,6 +189,54 @@ TEST_F(ResolveTest, ConfiguredIdentitiesReplaceDefaultsAndExpandTilde) {
   EXPECT_FALSE(r.user.empty());
 }
 
+// ssh expands ~, %-tokens and ${VAR} in IdentityFile and
+// UserKnownHostsFile: a key per host, a known_hosts file per host and port.
+TEST_F(ResolveTest, IdentityAndKnownHostsFilesExpandSshsTokens) {
+  Touch(".ssh/w0.example.key");
+  Touch(".ssh/mpiuser-2222");
+  ::setenv("K8S_TEST_KEY_DIR", (home_ + "/.ssh").c_str(), 1);
+  SshOptions o;
+  o.hostname = "%h.example";
+  o.port = 2222;
+  o.identity_files = {"~/.ssh/%h.key", "${K8S_TEST_KEY_DIR}/%u-%p",
+                      "%d/.ssh/%n-%r-%i-%k-%L-%l-%j-%%"};
+  o.user_known_hosts_files = {"~/.ssh/kh-%h-%p"};
+  o.global_known_hosts_files = {"/etc/ssh/%h"};  // ssh leaves these be.
+  ResolvedSshOptions r = Resolve(o, "w0", &PasswdSaysMpiuser).value();
+  EXPECT_THAT(r.identity_files, ElementsAre(home_ + "/.ssh/w0.example.key",
+                                            home_ + "/.ssh/mpiuser-2222"));
+  EXPECT_EQ(r.known_hosts_files[0], home_ + "/.ssh/kh-w0.example-2222");
+  EXPECT_EQ(r.known_hosts_files[1], "/etc/ssh/%h");
+  char host[256] = {};
+  ASSERT_EQ(::gethostname(host, sizeof(host) - 1), 0);
+  std::string long_host = host;
+  o.identity_files = {"~/%n-%r-%i-%k-%L-%l-%j-%%"};
+  o.user = "root";
+  o.host_key_alias = "alias";
+  std::string expected = home_ + "/w0-root-" + std::to_string(::getuid()) +
+                         "-alias-" + long_host.substr(0, long_host.find('.')) +
+                         "-" + long_host + "--%";
+  Touch(expected.substr(home_.size() + 1));
+  r = Resolve(o, "w0", &PasswdSaysMpiuser).value();
+  EXPECT_THAT(r.identity_files, ElementsAre(expected));
+  o.identity_files = {"~/%C"};
+  EXPECT_THAT(Resolve(o, "w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "IdentityFile ~/%C: token %C is not supported"));
+  o.identity_files = {"~/%Z"};
+  EXPECT_THAT(Resolve(o, "w0").status(),
+              StatusIs(Code::kInvalidArgument, "token %Z is not one ssh"));
+  o.identity_files.clear();
+  o.user_known_hosts_files = {"${K8S_TEST_UNSET_VAR}/kh"};
+  ::unsetenv("K8S_TEST_UNSET_VAR");
+  EXPECT_THAT(Resolve(o, "w0").status(),
+              StatusIs(Code::kInvalidArgument,
+                       "UserKnownHostsFile ${K8S_TEST_UNSET_VAR}/kh: "
+                       "environment variable ${K8S_TEST_UNSET_VAR} has no "
+                       "value"));
+  ::unsetenv("K8S_TEST_KEY_DIR");
+}
+
 }  // namespace
 }  // namespace k8s_agent::ssh
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "gtest/gtest.h"
+#include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "tests/sshd/secret_dir.h"
 
@@ -72,6 +73,72 @@ TEST(RunDirTest, AnotherUsersFilesBelongToThem) {
   EXPECT_EQ(OwnerOf(run->dir + "/user"), 65534u);
   EXPECT_EQ(OwnerOf(run->authorized_keys), 65534u);
   EXPECT_EQ(OwnerOf(run->client_config), 65534u);
+}
+
+// The session user owns user/ and, across a restart of a root container
+// (PID 1: the old temporary name was predictable), plants symlinks where
+// root writes and a directory where a file goes.
+TEST(RunDirTest, WhatTheSessionUserLeftIsNeverWrittenThrough) {
+  if (geteuid() != 0) GTEST_SKIP() << "serving another user needs root";
+  SecretDir parent;
+  SessionUser nobody{"nobody", 65534, 65534, "/nonexistent", "/bin/sh"};
+  std::string dir = parent.root() + "/run";
+  ASSERT_TRUE(UseRunDir(dir, Keys(), nobody, 2222).ok());
+  std::string victim = parent.root() + "/shadow";
+  ASSERT_TRUE(WriteFileAtomically(victim, "root:x:", 0640).ok());
+  std::string user_dir = dir + "/user";
+  for (const char* name : {"authorized_keys", "id_job", "known_hosts"}) {
+    std::string temp =
+        user_dir + "/" + name + ".tmp." + std::to_string(getpid());
+    ASSERT_EQ(symlink(victim.c_str(), temp.c_str()), 0);
+  }
+  ASSERT_EQ(unlink((user_dir + "/config").c_str()), 0);
+  ASSERT_EQ(mkdir((user_dir + "/config").c_str(), 0700), 0);
+  ASSERT_EQ(symlink(victim.c_str(), (user_dir + "/config/x").c_str()), 0);
+  auto run = UseRunDir(dir, Keys(), nobody, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(*ReadFileToString(victim), "root:x:");
+  EXPECT_EQ(OwnerOf(victim), 0u);
+  EXPECT_EQ(ModeOf(victim), 0640u);
+  EXPECT_EQ(*ReadFileToString(run->authorized_keys), "ssh-ed25519 AAAA\n");
+  EXPECT_EQ(OwnerOf(user_dir), 65534u);
+  EXPECT_EQ(OwnerOf(run->client_config), 65534u);
+  EXPECT_NE(
+      access((user_dir + "/authorized_keys.tmp." + std::to_string(getpid()))
+                 .c_str(),
+             F_OK),
+      0);
+}
+
+TEST(RunDirTest, ASymlinkAsTheNamedDirIsRefused) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  std::string real = parent.root() + "/real";
+  ASSERT_EQ(mkdir(real.c_str(), 0700), 0);
+  std::string link = parent.root() + "/run";
+  ASSERT_EQ(symlink(real.c_str(), link.c_str()), 0);
+  auto run = UseRunDir(link, Keys(), me, 2222);
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.status().message().find("symlink"), std::string::npos)
+      << run.status().message();
+  EXPECT_NE(access((real + "/ssh_host_key").c_str(), F_OK), 0);
+}
+
+TEST(RunDirTest, AParentOthersCanWriteIsWarnedOf) {
+  if (geteuid() != 0) GTEST_SKIP() << "serving another user needs root";
+  SecretDir parent;
+  SessionUser nobody{"nobody", 65534, 65534, "/nonexistent", "/bin/sh"};
+  std::string shared = parent.root() + "/emptydir";
+  ASSERT_EQ(mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(shared.c_str(), 0777), 0);
+  auto run = UseRunDir(shared + "/run", Keys(), nobody, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_NE(run->warning.find("no sticky bit"), std::string::npos)
+      << run->warning;
+  ASSERT_EQ(chmod(shared.c_str(), 01777), 0);
+  auto sticky = UseRunDir(shared + "/run", Keys(), nobody, 2222);
+  ASSERT_TRUE(sticky.ok()) << sticky.status().message();
+  EXPECT_EQ(sticky->warning, "");
 }
 
 TEST(RunDirTest, UnwritableParentIsNamed) {

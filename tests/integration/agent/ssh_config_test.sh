@@ -82,6 +82,44 @@ hostfile-per-host)
   [ "$(cat "$T/out")" = "w-0" ] || fail "hostfile: $(cat "$T/out")"
   ok "--hostfile --ssh-ready probes each pod with its own settings"
   ;;
+metachar-user)
+  # A user name from a hostfile or plm_rsh_args reaches %r in Match exec;
+  # ssh refuses shell metacharacters in it before reading any config.
+  printf 'Match exec "echo %%r >/dev/null"\n  Port 1\n' > "$T/cfg"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  refused() {  # refused: the last run failed on the user name
+    [ $RC -eq 255 ] || fail "rc $RC: $(cat "$T/err")"
+    grep -q "remote user name '.*' contains invalid characters" "$T/err" || fail "message: $(cat "$T/err")"
+  }
+  run_cfg -l "root\$(touch $T/p1)" w-0 true
+  refused
+  run_cfg "root;touch $T/p2@w-0" true
+  refused
+  run_cfg -o "User=\`touch $T/p3\`" w-0 true
+  refused
+  for f in p1 p2 p3; do [ -e "$T/$f" ] && fail "Match exec ran the user name ($f)"; done
+  [ "$(requests)" = 0 ] || fail "a bad user name should fail before any API request"
+  ok "user names with shell metacharacters are refused before Match exec"
+  ;;
+bad-permissions)
+  # ssh: "Bad owner or permissions" on a ~/.ssh/config others can write;
+  # its Match exec must not run. Include of a device is an error.
+  mkdir -p "$T/home/.ssh"
+  printf 'Match exec "touch %s/ran"\n  Port 1\n' "$T" > "$T/home/.ssh/config"
+  chmod 0666 "$T/home/.ssh/config"
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  HOME="$T/home" "$AGENT" w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "Bad owner or permissions on $T/home/.ssh/config (uid $(id -u), mode 0666)" "$T/err" || fail "message: $(cat "$T/err")"
+  [ -e "$T/ran" ] && fail "the Match exec of a world-writable config ran"
+  printf 'Include /dev/zero\n' > "$T/cfg"
+  run_cfg w-0 true
+  [ $RC -eq 255 ] || fail "Include /dev/zero: rc $RC"
+  grep -q "/dev/zero is not a regular file (a character device)" "$T/err" || fail "message: $(cat "$T/err")"
+  ok "a config others can write, and an Include of a device, are refused"
+  ;;
 *)
   fail "unknown scenario $SCENARIO"
   ;;

@@ -232,6 +232,27 @@ TEST_F(KeyTypesTest, DsaHostKeyIsUnsupportedAndFailsAtOnce) {
   EXPECT_THAT(c->status().message(), HasSubstr("ssh-ed25519"));
 }
 
+// An sshd that signs only with ssh-rsa (SHA-1): libssh2 has it, the
+// defaults leave it out as ssh 9's do. The message says so, as ssh does,
+// and the -o it names gets through.
+TEST_F(KeyTypesTest, SshRsaOnlyServerSaysHowToAddItBack) {
+  StartSshd({"rsa-2048", "ed25519", {"HostKeyAlgorithms ssh-rsa"}});
+  auto c = ConnectAndWait(Options());
+  ASSERT_EQ(c->state(), State::kFailed);
+  EXPECT_NE(ClassifyForRetry(c->status().code()), RetryClass::kBackoff);
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("no matching host key type found. Their offer: "
+                        "ssh-rsa"));
+  EXPECT_THAT(c->status().message(),
+              HasSubstr("add it back with -o HostKeyAlgorithms=+ssh-rsa"));
+  ResolvedSshOptions plus = Options();
+  plus.algorithms.host_keys.push_back("ssh-rsa");
+  auto ok = ConnectAndWait(plus);
+  EXPECT_EQ(ok->state(), State::kReady)
+      << ok->status().ToString() << "\nsshd log:\n"
+      << sshd_->Log();
+}
+
 TEST_F(KeyTypesTest, NoCommonCipherFailsAtOnce) {
   StartSshd({"ed25519",
              "ed25519",

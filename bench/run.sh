@@ -28,6 +28,12 @@
 #   6 mpirun MPI hello across 4 pods  hyperfine, plm_rsh_agent = k8s-agent | ssh
 #   7 launch time vs N pods           mpirun true on N pods, tree spawn and no_tree_spawn, plus a plot
 #   8 launcher CPU per host           N concurrent `k8s-agent w-i true` | `ssh IP true`: children's CPU / N
+#   9 Open MPI 5 tree launch vs N     the pods moved into the Debian 13 root (tests/bed/ompi5_root.sh):
+#                                     mpirun true on N pods, tree spawn at radix 16 (two levels of agents
+#                                     from N = 32; PRRTE's default 64 needs 65+ pods), the agent with its
+#                                     settings as '-o Key=Value' in PRTE_MCA_plm_ssh_args (cut at '=' for the
+#                                     workers' prteds) | ssh with "-F ssh_config" (no '=', the one way ssh
+#                                     survives PRRTE's cut)
 # Output: DIR/latest.md (table, date, machine), DIR/launch_vs_n.png; the raw data (hyperfine JSON, CSV, logs)
 # in build/bench/raw/, outside the tracked tree (DIR/raw/ when DIR is outside the source tree), so a run
 # changes only the table and the plot in git.
@@ -37,7 +43,7 @@ BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$BENCH_DIR/.." && pwd)"
 PY=/usr/bin/python3
 MODE=quick
-ONLY=1,2,3,4,5,6,7,8
+ONLY=1,2,3,4,5,6,7,8,9
 NS_ARG=
 AGENT=
 OUT="$BENCH_DIR/results"
@@ -189,12 +195,13 @@ hf() {
   local name="$1" runs="$2" warm="$3" limit="$4"
   shift 4
   printf '\n==== %s\n' "$name" >>"$LOG"
-  in_launcher "$limit" hyperfine -N --style basic --output=pipe --runs "$runs" --warmup "$warm" \
-    --export-json "$RAW/$name.json" "$@" >>"$LOG" 2>&1 || {
+  in_launcher "$limit" "${HYPERFINE:-hyperfine}" -N --style basic --output=pipe --runs "$runs" --warmup "$warm" \
+    --export-json "${HF_RAW:-$RAW}/$name.json" "$@" >>"$LOG" 2>&1 || {
     say "  $name FAILED (see $LOG)"
-    rm -f "$RAW/$name.json"
+    rm -f "${HF_RAW:-$RAW}/$name.json"
     return 1
   }
+  [[ -z "${HF_RAW:-}" ]] || mv "$HF_RAW/$name.json" "$RAW/"
 }
 
 write_meta() {
@@ -469,7 +476,38 @@ bench7() {
   done
 }
 
-for b in 1 2 3 4 5 6 7 8; do
+# ---- 9: Open MPI 5 tree launch vs N -------------------------------------------------------------------
+# Last: it moves every pod into the Debian 13 root (sshd restarted there).
+bench9() {
+  local root agent5 n i mpi opts
+  root="$(bash "$REPO/tests/bed/ompi5_root.sh" ensure)" || {
+    say "9: no Debian 13 root (tests/bed/ompi5_root.sh): skipped"
+    return 0
+  }
+  for ((i = 0; i < WORKERS; i++)); do bed_sshd_stop "w-$i"; done
+  export BED_CHROOT="$root"
+  for ((i = 0; i < WORKERS; i++)); do bed_sshd_spawn "w-$i" || die "sshd w-$i in the Debian 13 root"; done
+  for ((i = 0; i < WORKERS; i++)); do bed_sshd_wait "w-$i" || die "sshd w-$i in the Debian 13 root"; done
+  agent5="$(bed_portable_agent "$AGENT")" || die "cannot prepare k8s-agent for the Debian 13 root"
+  # The launcher pod's commands run in that root now; the bed dir is seen there at its own path.
+  { mkdir -p "$BED_DIR/bin" && cp "$(command -v hyperfine)" "$BED_DIR/bin/hyperfine"; } || die "hyperfine"
+  HYPERFINE="$BED_DIR/bin/hyperfine"
+  # The root has a /tmp of its own: hyperfine writes into the bed dir, which it sees.
+  HF_RAW="$BED_DIR/raw9"
+  mkdir -p "$HF_RAW"
+  opts="$(cat "$BED_DIR/ssh/agent_opts") -o ConnectionAttempts=10"
+  for n in $NS_LIST; do
+    mpi="mpirun --allow-run-as-root -H $(hosts_list "$n") -np $n --prtemca rml_base_radix 16"
+    say "9: Open MPI 5 mpirun true on $n pods, tree spawn (radix 16), $R7 runs each"
+    hf "b9_n${n}_agent" "$R7" 1 900 "env 'PRTE_MCA_plm_ssh_args=$opts' $mpi --prtemca plm_ssh_agent '$agent5' true"
+    # Apart, with a short limit: ssh under PRRTE's tree spawn may hang (seen on this bed).
+    hf "b9_n${n}_ssh" "$R7" 0 180 \
+      "env 'PRTE_MCA_plm_ssh_args=-F $BED_DIR/ssh/ssh_config' $mpi --prtemca plm_ssh_agent ssh true" ||
+      say "  ssh did not finish $R7 launches on $n pods in 180 s"
+  done
+}
+
+for b in 1 2 3 4 5 6 7 8 9; do
   wants "$b" && "bench$b"
 done
 

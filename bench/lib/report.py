@@ -65,6 +65,14 @@ def hyperfine_pair(raw, name):
     return [t * 1000 for t in a["times"]], [t * 1000 for t in s["times"]]
 
 
+def hyperfine_single(raw, name):
+    """Times in ms of a one-command hyperfine export, or None."""
+    data = load_json(os.path.join(raw, name + ".json"))
+    if not data or not data.get("results"):
+        return None
+    return [t * 1000 for t in data["results"][0]["times"]]
+
+
 class Report:
     def __init__(self, raw, out):
         self.raw = raw
@@ -301,8 +309,10 @@ class Report:
         if not ns:
             return self.row(7, "launch time vs N", "not run", "", "", "", None)
         series = {}
+        modes = ("tree", "notree")
+        names = {"tree": "tree", "notree": "no_tree_spawn"}
         for n in ns:
-            for mode in ("tree", "notree"):
+            for mode in modes:
                 a, s = hyperfine_pair(self.raw, "b7_n%d_%s" % (n, mode))
                 if a is not None:
                     series[(n, mode)] = (stats(a), stats(s))
@@ -319,30 +329,63 @@ class Report:
         lines = ["### 7. Launch time vs N pods (`mpirun -np N true`, one rank per pod)", "",
                  "| N | spawn | k8s-agent | ssh | ratio |", "|---|---|---|---|---|"]
         for n in ns:
-            for mode in ("tree", "notree"):
+            for mode in modes:
                 st = series.get((n, mode))
                 if st:
                     lines.append("| %d | %s | %s | %s | %.2f× |" % (
-                        n, "tree" if mode == "tree" else "no_tree_spawn", fmt_ms(st[0]), fmt_ms(st[1]),
+                        n, names[mode], fmt_ms(st[0]), fmt_ms(st[1]),
                         st[0]["median"] / st[1]["median"]))
         lines += ["", "Per-host cost (least-squares slope of the median over N, N = %s):" %
                   ", ".join(map(str, ns)), "", "| spawn | k8s-agent | ssh |", "|---|---|---|"]
-        for mode in ("tree", "notree"):
+        for mode in modes:
             slopes = []
             for k in (0, 1):
                 pts = [(n, series[(n, mode)][k]["median"]) for n in ns if (n, mode) in series]
                 slopes.append(slope(pts))
-            lines.append("| %s | %s | %s |" % ("tree" if mode == "tree" else "no_tree_spawn",
+            if not any((n, mode) in series for n in ns):
+                continue
+            lines.append("| %s | %s | %s |" % (names[mode],
                                                  *("%.1f ms/host" % x if x == x else "—" for x in slopes)))
             sa, ss = slopes
             if sa == sa and ss == ss:
                 self.row(7, "launch cost per extra pod (%s, N=%s)" % (
-                    "tree spawn" if mode == "tree" else "no_tree_spawn", "..".join(map(str, (ns[0], ns[-1])))),
+                    names[mode], "..".join(map(str, (ns[0], ns[-1])))),
                     "%.1f ms/host" % sa, "%.1f ms/host" % ss, "%.2f×" % (sa / ss if ss else float("nan")),
                     "", None)
         png = self.plot(dat, ns)
         if png:
             lines += ["", "![launch time vs N](%s)" % os.path.basename(png)]
+        self.details.append("\n".join(lines))
+
+    # 9 ----------------------------------------------------------------------
+    def b9(self):
+        ns = sorted({int(m.group(1)) for f in os.listdir(self.raw)
+                     for m in [re.match(r"b9_n(\d+)_agent\.json$", f)] if m})
+        if not ns:
+            return self.row(9, "Open MPI 5 tree launch vs N", "not run", "", "", "", None)
+        lines = ["### 9. Open MPI 5 tree spawn vs N pods (`mpirun -np N true`, radix 16)", "",
+                 "k8s-agent with its settings as `-o Key=Value` in `PRTE_MCA_plm_ssh_args` (PRRTE cuts them at "
+                 "`=` for the workers' prteds); ssh with `-F ssh_config`, the one spelling that survives the cut.",
+                 "", "| N | k8s-agent | ssh | ratio |", "|---|---|---|---|"]
+        pts = ([], [])
+        for n in ns:
+            a = hyperfine_single(self.raw, "b9_n%d_agent" % n)
+            s = hyperfine_single(self.raw, "b9_n%d_ssh" % n)
+            sa, ss = (stats(a) if a else None), (stats(s) if s else None)
+            if sa:
+                pts[0].append((n, sa["median"]))
+            if ss:
+                pts[1].append((n, ss["median"]))
+            lines.append("| %d | %s | %s | %s |" % (
+                n, fmt_ms(sa) if sa else "failed", fmt_ms(ss) if ss else "did not finish",
+                "%.2f×" % (sa["median"] / ss["median"]) if sa and ss else "—"))
+        sa, ss = slope(pts[0]), slope(pts[1])
+        lines += ["", "Per extra pod (slope of the median): k8s-agent %s, ssh %s." % (
+            "%.1f ms" % sa if sa == sa else "—", "%.1f ms" % ss if ss == ss else "—")]
+        self.row(9, "Open MPI 5 tree, cost per extra pod (N=%s)" % "..".join(map(str, (ns[0], ns[-1]))),
+                 "%.1f ms/host" % sa if sa == sa else "—", "%.1f ms/host" % ss if ss == ss else "—",
+                 "%.2f×" % (sa / ss) if sa == sa and ss == ss and ss else "—", "≤ 0.4×",
+                 (sa / ss <= 0.4) if sa == sa and ss == ss and ss else None)
         self.details.append("\n".join(lines))
 
     # 8 ----------------------------------------------------------------------
@@ -451,7 +494,7 @@ def main():
         print(__doc__, file=sys.stderr)
         return 64
     rep = Report(sys.argv[1], sys.argv[2])
-    for b in (rep.b1, rep.b2, rep.b3, rep.b4, rep.b5, rep.b6, rep.b7, rep.b8):
+    for b in (rep.b1, rep.b2, rep.b3, rep.b4, rep.b5, rep.b6, rep.b7, rep.b8, rep.b9):
         try:
             b()
         except Exception as e:  # one broken input must not hide the others

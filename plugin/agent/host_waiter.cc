@@ -2,7 +2,7 @@
 // HostWaiter: follow the pod, loop plumbing; see the diagram in
 // host_waiter.h. Resolving HOST to a pod is in host_waiter_resolve.cc (and
 // host_waiter_find.cc for a Job's hostname), the SSH probe's part in
-// host_waiter_probe.cc, the messages in host_waiter_messages.cc.
+// host_waiter_probe.cc; what a person is told is WaitNarrator's.
 
 #include "plugin/agent/host_waiter.h"
 
@@ -38,7 +38,8 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
       seed_(seed),
       api_retry_(seed),
       reresolve_backoff_(ReresolveBackoff(), seed + 3),
-      probe_(connector, host_.original, seed + 1) {
+      probe_(connector, host_.original, seed + 1),
+      narrator_(host_, policy_) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
 
@@ -47,7 +48,7 @@ HostWaiter::~HostWaiter() = default;
 void HostWaiter::Start(TimePoint now) {
   started_ = now;
   overall_ = Deadline::After(now, policy_.timeout);
-  next_progress_ = now + policy_.progress_after;
+  narrator_.Start(now);
   tracer_->RecordFields(host_.original, pod_name_, "begin",
                         {{trace_field::kOn, tracer_->local_host()}});
   NoteState("looking up the pod", now);
@@ -128,7 +129,7 @@ void HostWaiter::Evaluate(TimePoint now) {
 void HostWaiter::EvaluatePod(const kube::Pod& pod, TimePoint now) {
   gone_at_ = TimePoint::max();
   ended_how_.clear();
-  missing_since_ = TimePoint::max();
+  narrator_.SetMissing(false, now);
   pod_status_trace_.Observe(pod, host_.original, pod_name_, tracer_);
   last_controller_ = pod.controller;
   last_uid_ = pod.uid;
@@ -180,7 +181,7 @@ void HostWaiter::OnPodAbsent(TimePoint now) {
     NoteState("deleted, waiting for " + last_controller_ + " to replace it",
               now);
   } else {
-    if (missing_since_ == TimePoint::max()) missing_since_ = now;
+    narrator_.SetMissing(true, now);
     NoteState("not created yet", now);
   }
 }
@@ -215,6 +216,45 @@ bool HostWaiter::EndedByFatal(const kube::Pod& pod, TimePoint now) {
   return false;
 }
 
+// ---- What the narrator is told ---------------------------------------------
+
+void HostWaiter::NoteState(const std::string& summary, TimePoint now) {
+  narrator_.Note(summary, PodRef(), now);
+}
+
+WaitFacts HostWaiter::Facts() const {
+  WaitFacts f;
+  f.pod_ref = PodRef();
+  f.resolving = state_ == State::kResolving;
+  f.answered = lookup_answered_;
+  f.api = TroubledApi();
+  f.ssh_failures = probe_.failures();
+  f.ssh_last_error = probe_.last_error();
+  if (finder_) f.finder_selector = finder_selector_;
+  f.namespace_empty = namespace_empty_;
+  return f;
+}
+
+std::string HostWaiter::PodRef() const {
+  std::string name = pod_name_.empty() ? host_.original : pod_name_;
+  return "pod " + policy_.ns + "/" + name;
+}
+
+Status HostWaiter::BarePodGone(const std::string& what) const {
+  return FailedPreconditionError(
+      PodRef() + " " + what +
+      " and no controller owns it (no ownerReference with controller=true),"
+      " so nothing will recreate it (recreate the pod, or run the workers "
+      "as a StatefulSet or Job)");
+}
+
+const kube::ApiHealth* HostWaiter::TroubledApi() const {
+  const kube::ApiHealth* worst = kube::ApiHealth::Worst(
+      &api_health_, watcher_ ? &watcher_->api_health() : nullptr);
+  return kube::ApiHealth::Worst(worst,
+                                finder_ ? &finder_->api_health() : nullptr);
+}
+
 // ---- Loop plumbing ----------------------------------------------------------
 
 void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
@@ -223,7 +263,7 @@ void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
 
 TimePoint HostWaiter::NextWake() const {
   if (done()) return TimePoint::max();
-  TimePoint t = std::min({overall_.at(), next_progress_, api_retry_at_});
+  TimePoint t = std::min({overall_.at(), narrator_.NextWake(), api_retry_at_});
   if (!client_->answered()) {
     t = std::min(t, started_ + policy_.api_first_answer_timeout);
   }
@@ -239,9 +279,6 @@ TimePoint HostWaiter::NextWake() const {
     t = std::min(t, probe_.NextWake());
   }
   if (!watcher_) t = std::min(t, watch_after_);
-  if (missing_since_ != TimePoint::max() && !said_missing_) {
-    t = std::min(t, missing_since_ + policy_.not_found_grace);
-  }
   if (gone_at_ != TimePoint::max()) {
     t = std::min(t, gone_at_ + policy_.replacement_grace);
   }
@@ -259,15 +296,9 @@ void HostWaiter::OnFdReady(int fd, short revents, TimePoint now) {
 void HostWaiter::OnTimer(TimePoint now) {
   if (done()) return;
   if (overall_.Expired(now)) {
-    std::string remedy =
-        TroubledApi() != nullptr
-            ? "check that the API server " + client_->config().server +
-                  " is up and reachable from here, or raise --timeout"
-            : "raise --timeout, or see kubectl describe pod -n " + policy_.ns +
-                  " " + (pod_name_.empty() ? host_.original : pod_name_);
-    Fail(DeadlineExceededError(
-        "timed out after " + FormatDuration(policy_.timeout) + " waiting for " +
-        PodRef() + ": " + Describe(now) + " (" + remedy + ")"));
+    Fail(narrator_.TimedOut(Facts(), client_->config().server,
+                            pod_name_.empty() ? host_.original : pod_name_,
+                            now));
     return;
   }
   if (Status s = kube::CheckFirstAnswer(
@@ -314,12 +345,7 @@ void HostWaiter::OnTimer(TimePoint now) {
     Fail(NotReplaced());
     return;
   }
-  if (missing_since_ != TimePoint::max() && !said_missing_ &&
-      now - missing_since_ >= policy_.not_found_grace) {
-    said_missing_ = true;
-    WarnMissing(now);
-  }
-  MaybeProgress(now);
+  narrator_.OnTimer(Facts(), now);
   Evaluate(now);
 }
 

@@ -11,12 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "plugin/agent/fatal_reasons.h"
 #include "plugin/agent/host_name.h"
 #include "plugin/agent/pod_status_trace.h"
 #include "plugin/agent/pod_target.h"
 #include "plugin/agent/ssh_probe.h"
 #include "plugin/agent/trace.h"
+#include "plugin/agent/wait_narrator.h"
+#include "plugin/agent/wait_policy.h"
 #include "plugin/base/backoff.h"
 #include "plugin/base/event_loop.h"
 #include "plugin/kube/api_health.h"
@@ -26,51 +27,6 @@
 #include "plugin/ssh/ssh_client.h"
 
 namespace k8s_agent {
-
-struct WaitPolicy {
-  std::string ns;              ///< Namespace to look in.
-  std::string label_selector;  ///< --selector: narrows hostname/IP lookups.
-  Duration timeout = std::chrono::minutes(10);  ///< The whole wait.
-  /// The wait while the API server has never answered this agent: a dead
-  /// or wrong server fails in seconds, as kubectl does, not after
-  /// `timeout`.
-  Duration api_first_answer_timeout = std::chrono::seconds(30);
-  /// See PodWatcher::set_watch_idle_timeout.
-  Duration watch_idle_timeout = kube::PodWatcher::kDefaultWatchIdleTimeout;
-  bool require_ready = false;  ///< --wait-for ready: also condition Ready.
-  std::vector<std::string> fatal_reasons = DefaultFatalReasons();
-  /// This host's ssh settings (port, user, keys, host key alias).
-  ssh::ResolvedSshOptions ssh;
-  /// Say once that the pod does not exist after this long: a typo in a
-  /// hostfile otherwise looks exactly like a slow scheduler.
-  Duration not_found_grace = std::chrono::seconds(10);
-  /// A probe that started from a GET alone (no watch yet, to keep a ready
-  /// host at one API call) starts the watch after this long: a handshake
-  /// takes tens of milliseconds, while a hung one (a silent listener at
-  /// the pod IP) could otherwise hide a new IP, Failed or a deletion until
-  /// ConnectTimeout.
-  Duration probe_watch_after = std::chrono::seconds(1);
-  /// A HOST of a Job's hostname grammar that no labelled pod answers yet
-  /// may still be a pod name to come (a StatefulSet's pod created late):
-  /// watch that name too after this long. The watch cache answers a
-  /// label-selected watch with the pods it holds at once, so an existing
-  /// Job pod is found well before and the watch is never made.
-  Duration name_watch_after = std::chrono::seconds(1);
-  /// A deleted pod that its controller (a StatefulSet, a Job) does not
-  /// recreate within this long is gone. A pod no controller owns fails as
-  /// soon as its deletion shows.
-  Duration replacement_grace = std::chrono::seconds(30);
-  /// A Running pod with one container in a fatal wait (a sidecar in
-  /// CrashLoopBackOff) and another running may still have a working sshd:
-  /// it fails only when SSH has not answered for this long. sshd in a
-  /// container that just started answers within a second or two.
-  Duration fatal_probe_grace = std::chrono::seconds(10);
-  /// First progress line after this long, then at most every
-  /// `progress_every`: enough to see a stuck launch, never a flood from
-  /// 128 agents.
-  Duration progress_after = std::chrono::seconds(5);
-  Duration progress_every = std::chrono::seconds(30);
-};
 
 /// One host's wait, driven by the event loop.
 ///
@@ -222,15 +178,11 @@ class HostWaiter : public Pollable {
   // Reacts to the probe having settled (ready, backing off, failed).
   void OnProbeSettled(TimePoint now);
   void NoteState(const std::string& summary, TimePoint now);
-  // Once, after not_found_grace: the pod does not exist (or the API is down).
-  void WarnMissing(TimePoint now);
-  void MaybeProgress(TimePoint now);
   void Fail(const Status& why);
   // Stops and destroys the name watcher and the finder.
   void DropWatchers();
-  std::string Describe(TimePoint now) const;
-  // " namespace ns holds no pods at all: ..." or "" (see namespace_empty_).
-  std::string EmptyNamespaceHint() const;
+  // What the narrator is told.
+  WaitFacts Facts() const;
   // The API tracker (ours or the watcher's) with failures, or nullptr.
   const kube::ApiHealth* TroubledApi() const;
   std::string PodRef() const;
@@ -279,8 +231,6 @@ class HostWaiter : public Pollable {
   TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.
   bool running_traced_ = false;
   PodStatusTrace pod_status_trace_;
-  TimePoint missing_since_ = TimePoint::max();
-  bool said_missing_ = false;
   bool said_unschedulable_ = false;
   // When the followed pod went (deleted, or ended in a terminal phase; set
   // while its controller may still replace it): replacement_grace runs
@@ -304,10 +254,7 @@ class HostWaiter : public Pollable {
   TimePoint fatal_since_ = TimePoint::max();
   std::string fatal_note_;  // "container sidecar is waiting: ...".
 
-  // What a human is told while waiting and on timeout.
-  std::string summary_;
-  TimePoint summary_since_{};
-  TimePoint next_progress_ = TimePoint::max();
+  WaitNarrator narrator_;
 };
 
 }  // namespace k8s_agent

@@ -80,7 +80,7 @@ void HostWaiter::WaitForFound(const kube::Pod* ended, TimePoint now) {
   state_ = State::kWaitingForPod;
   if (ended) {
     // HOST is a Job's hostname: no pod of that name is to come.
-    missing_since_ = TimePoint::max();
+    narrator_.SetMissing(false, now);
     finder_matched_ = true;
     pod_name_ = ended->name;
     if (ended->controller.empty()) {
@@ -122,7 +122,7 @@ void HostWaiter::WaitForFound(const kube::Pod* ended, TimePoint now) {
               now);
     return;
   }
-  if (missing_since_ == TimePoint::max()) missing_since_ = now;
+  narrator_.SetMissing(true, now);
   NoteState("not created yet", now);
 }
 

@@ -36,6 +36,7 @@ PodResolver::PodResolver(HostName host, const WaitPolicy& policy,
       on_change_(std::move(on_change)),
       seed_(seed),
       api_retry_(seed),
+      replacement_(host_, policy),
       reresolve_backoff_(ReresolveBackoff(), seed + 3) {
   if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
 }
@@ -57,7 +58,7 @@ void PodResolver::Stop() {
   call_.reset();
   finder_.reset();
   api_retry_at_ = TimePoint::max();
-  gone_at_ = TimePoint::max();
+  replacement_.Stop();
 }
 
 std::string PodResolver::PodRef() const {
@@ -347,7 +348,9 @@ std::optional<kube::Pod> PodResolver::Pick(TimePoint now) {
     // (or, after a deletion, the replacement) shows on this same watch.
     matched_ = true;
     missing_ = false;
-    if (AwaitReplacement(ended, now)) SetNote(/*looking=*/false);
+    if (AwaitReplacement(ended, now)) {
+      note_ = replacement_.Note(PodReplacement::Where::kLabelledWatch);
+    }
     return std::nullopt;
   }
   missing_ = true;
@@ -416,13 +419,7 @@ void PodResolver::OnLastResortListed(const TargetPick& pick,
 
 // ---- The replacement policy -------------------------------------------------
 
-void PodResolver::Saw(const kube::Pod& pod) {
-  gone_at_ = TimePoint::max();
-  ended_how_.clear();
-  terminating_ = false;
-  last_controller_ = pod.controller;
-  last_uid_ = pod.uid;
-}
+void PodResolver::Saw(const kube::Pod& pod) { replacement_.Saw(pod); }
 
 bool PodResolver::ReplacesEnded(const kube::Pod& pod) const {
   // A pod found by its own name fails fast: a new pod of that name comes
@@ -433,42 +430,21 @@ bool PodResolver::ReplacesEnded(const kube::Pod& pod) const {
 
 void PodResolver::Departed(const kube::Pod* last, TimePoint now) {
   if (!AwaitReplacement(last, now)) return;
-  if (by_hostname_ && !terminating_) {
+  if (by_hostname_ && !replacement_.terminating()) {
     // A Job's replacement gets a new name and the same spec.hostname:
     // resolve HOST again rather than wait for the old name.
     Reresolve(/*at_once=*/true, now);
     return;
   }
-  SetNote(/*looking=*/false);
+  note_ = replacement_.Note(PodReplacement::Where::kNameWatch);
 }
 
 bool PodResolver::AwaitReplacement(const kube::Pod* last, TimePoint now) {
-  if (last) {
-    pod_name_ = last->name;
-    last_controller_ = last->controller;
-    last_uid_ = last->uid;
-  }
-  terminating_ = last && !IsTerminal(*last);
-  if (last_controller_.empty()) {
-    // Without a controller nothing brings a pod of that name back.
-    if (!last) {
-      Fail(BarePodGone("was deleted"));
-    } else if (terminating_) {
-      Fail(BarePodGone("is being deleted"));
-    } else {
-      Fail(FatalPodState(*last, PodRef(), policy_.ns, policy_.fatal_reasons));
-    }
+  if (last) pod_name_ = last->name;
+  Status verdict = replacement_.Went(last, PodRef(), now);
+  if (!verdict.ok()) {
+    Fail(verdict);
     return false;
-  }
-  // Terminating: its controller makes the replacement once it is gone.
-  if (terminating_) return true;
-  ended_how_ = last ? last->phase + TerminalDetail(*last) : "";
-  if (gone_at_ == TimePoint::max()) {
-    gone_at_ = now;
-    LogInfo(host_.original + ": " + PodRef() +
-            (last ? " is " + ended_how_ : std::string(" was deleted")) +
-            "; waiting up to " + FormatDuration(policy_.replacement_grace) +
-            " for " + last_controller_ + " to replace it");
   }
   return true;
 }
@@ -478,29 +454,14 @@ void PodResolver::Reresolve(bool at_once, TimePoint now) {
   state_ = State::kLooking;
   target_.reset();
   listing_ = true;
-  SetNote(/*looking=*/true);
+  note_ = replacement_.Note(PodReplacement::Where::kListAgain);
   if (!at_once) {
     api_retry_at_ = now + reresolve_backoff_.Next(now);
     return;
   }
-  gone_uid_ = last_uid_;
+  gone_uid_ = replacement_.last_uid();
   listed_ = kube::PodList();
   List();
-}
-
-void PodResolver::SetNote(bool looking) {
-  std::string what = terminating_         ? "terminating"
-                     : ended_how_.empty() ? "deleted"
-                                          : ended_how_;
-  if (looking) {
-    note_ = what + "; looking for " + last_controller_ +
-            "'s replacement with hostname " + host_.pod_name;
-  } else if (state_ == State::kFinding) {
-    note_ = what + "; waiting for " + last_controller_ +
-            "'s replacement with hostname " + host_.pod_name;
-  } else {
-    note_ = what + "; waiting for " + last_controller_ + " to replace it";
-  }
 }
 
 // ---- Timers -----------------------------------------------------------------
@@ -509,10 +470,7 @@ TimePoint PodResolver::NextWake() const {
   if (state_ == State::kFailed) return TimePoint::max();
   TimePoint t = std::min(api_retry_at_, NameWatchDue());
   if (finder_) t = std::min({t, finder_->NextWake(), LastResortDue()});
-  if (gone_at_ != TimePoint::max()) {
-    t = std::min(t, gone_at_ + policy_.replacement_grace);
-  }
-  return t;
+  return std::min(t, replacement_.due());
 }
 
 bool PodResolver::OnTimer(TimePoint now) {
@@ -532,9 +490,8 @@ bool PodResolver::OnTimer(TimePoint now) {
     ListAsLastResort(now);
     return true;
   }
-  if (gone_at_ != TimePoint::max() &&
-      now - gone_at_ >= policy_.replacement_grace) {
-    Fail(NotReplaced());
+  if (now >= replacement_.due()) {
+    Fail(replacement_.NotReplaced(PodRef()));
     return true;
   }
   return false;
@@ -571,27 +528,6 @@ Status PodResolver::NoLivePodHasIp(
       "no live pod in namespace " + policy_.ns + " has IP " + host_.ip + ": " +
       Join(pods, ", ") +
       " (an ended pod keeps reporting its IP; use pod names in the hostfile)");
-}
-
-Status PodResolver::BarePodGone(const std::string& what) const {
-  return FailedPreconditionError(
-      PodRef() + " " + what +
-      " and no controller owns it (no ownerReference with controller=true),"
-      " so nothing will recreate it (recreate the pod, or run the workers "
-      "as a StatefulSet or Job)");
-}
-
-Status PodResolver::NotReplaced() const {
-  std::string remedy = " (is its controller " + last_controller_ +
-                       " gone? check kubectl get pods -n " + policy_.ns + ")";
-  std::string within = FormatDuration(policy_.replacement_grace);
-  if (ended_how_.empty()) {
-    return FailedPreconditionError(
-        PodRef() + " was deleted and not replaced within " + within + remedy);
-  }
-  return FailedPreconditionError(
-      PodRef() + " is " + ended_how_ + "; no replacement with hostname " +
-      host_.pod_name + " appeared within " + within + remedy);
 }
 
 }  // namespace k8s_agent

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "plugin/agent/host_name.h"
+#include "plugin/agent/pod_replacement.h"
 #include "plugin/agent/pod_target.h"
 #include "plugin/agent/trace.h"
 #include "plugin/agent/wait_policy.h"
@@ -33,9 +34,9 @@ namespace k8s_agent {
 ///     | none, HOST fits a Job's hostname grammar: WATCH the pods labelled
 ///     |   for it (rv 0) --> kFinding; once that watch has answered
 ///     |   without a match for name_watch_after: the owner watches the name
-///     |   too (TakeNameWatch, a StatefulSet's late pod) and one namespace
-///     |   LIST looks for spec.hostname (Job pods before 1.28, hand-written
-///     |   pods: no labels) --found--> kNamed
+///     |   too (TakeNameWatch, a StatefulSet's late pod); after
+///     |   not_found_grace, one namespace LIST looks for spec.hostname (Job
+///     |   pods before 1.28 carry no index label) --found--> kNamed
 ///     | none, any other HOST (or an IP): LIST the namespace (paged),
 ///     |   match spec.hostname / IP (PickTarget) --> kNamed (the match, or
 ///     |   nullopt: wait for a pod of that name)
@@ -45,13 +46,13 @@ namespace k8s_agent {
 /// that pod by name. kFinding: the labelled watch is the source; Pick()
 /// says which of its pods to follow, if any.
 ///
-/// The replacement policy, one for every source: a pod that went (deleted,
-/// or ended where its controller retries: a Job's index) with no
-/// controller fails the host at once; otherwise its replacement is awaited
-/// for replacement_grace (then kFailed). A pod found by spec.hostname is
-/// looked up again meanwhile (kLooking: a Job's replacement has a new
-/// name); a pod found by name or by the labelled watch is awaited on the
-/// owner's name watch or on the labelled watch.
+/// A pod that went is judged by one policy for every source
+/// (PodReplacement: fail at once without a controller, else wait
+/// replacement_grace, then kFailed). Where the replacement is looked for
+/// is the resolver's: a pod found by spec.hostname is looked up again
+/// meanwhile (kLooking: a Job's replacement has a new name); one found by
+/// name or on the labelled watch is awaited on the owner's name watch or
+/// on the labelled watch.
 ///
 /// It never calls the owner's methods: it changes state, and an answer
 /// from the API server (a lookup, the labelled watch) runs `on_change` as
@@ -154,22 +155,18 @@ class PodResolver {
   TimePoint LastResortDue() const;
   // No labelled pod showed: one namespace-wide LIST for spec.hostname.
   void ListAsLastResort(TimePoint now);
-  // The one replacement policy: false when the host failed (no
-  // controller); true while a replacement is awaited.
+  // The followed pod went (PodReplacement decides): false when the host
+  // failed.
   bool AwaitReplacement(const kube::Pod* last, TimePoint now);
   // Look HOST up again for the replacement: at once (the followed pod
   // went; its uid is skipped from then on) or after a backoff (a list just
   // found none).
   void Reresolve(bool at_once, TimePoint now);
-  // note() for the replacement awaited, `looking` again or on a watch.
-  void SetNote(bool looking);
   void Fail(const Status& why);
   void Notify();
   Status SeveralPodsMatch(const std::vector<const kube::Pod*>& live) const;
   Status NoPodHasIp() const;
   Status NoLivePodHasIp(const std::vector<const kube::Pod*>& ended) const;
-  Status BarePodGone(const std::string& what) const;
-  Status NotReplaced() const;
 
   HostName host_;
   WaitPolicy policy_;
@@ -208,13 +205,9 @@ class PodResolver {
   bool last_resort_ = false;         // The LIST in flight is that one.
   bool last_resort_listed_ = false;  // Once per host.
 
-  // The replacement policy.
-  std::string last_controller_;  // Of the latest snapshot seen.
-  std::string last_uid_;
-  TimePoint gone_at_ = TimePoint::max();  // replacement_grace runs from it.
-  std::string ended_how_;     // "Failed: Error; ...", "" if deleted.
-  bool terminating_ = false;  // The pod that went is still being deleted.
-  bool relisting_ = false;    // Looking HOST up again for the replacement.
+  // After the followed pod went.
+  PodReplacement replacement_;
+  bool relisting_ = false;  // Looking HOST up again for the replacement.
   std::string gone_uid_;
   Backoff reresolve_backoff_;
 };

@@ -381,11 +381,14 @@ TimePoint PodResolver::NameWatchDue() const {
 }
 
 TimePoint PodResolver::LastResortDue() const {
+  // As soon as the labelled watch has answered with no pod: a hostname of
+  // a Job's grammar on a pod without the labels (a hand-written pod, a Job
+  // before 1.28) is otherwise found only later, or past a short --timeout.
   if (state_ != State::kFinding || !finder_ || matched_ ||
       last_resort_listed_ || finder_->first_open_at() == TimePoint::max()) {
     return TimePoint::max();
   }
-  return finder_->first_open_at() + policy_.not_found_grace;
+  return finder_->first_open_at() + policy_.name_watch_after;
 }
 
 void PodResolver::ListAsLastResort(TimePoint now) {
@@ -395,8 +398,8 @@ void PodResolver::ListAsLastResort(TimePoint now) {
            " after " + FormatDuration(now - finder_->first_open_at()) +
            " of watching; listing every pod in namespace " + policy_.ns +
            " for spec.hostname " + host_.pod_name +
-           " (Kubernetes before 1.28 does not label a Job's pods with their "
-           "index)");
+           " (a pod without a Job's labels: hand-written, or a Job before "
+           "Kubernetes 1.28)");
   listed_ = kube::PodList();
   List();
 }

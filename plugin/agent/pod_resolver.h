@@ -34,9 +34,9 @@ namespace k8s_agent {
 ///     | none, HOST fits a Job's hostname grammar: WATCH the pods labelled
 ///     |   for it (rv 0) --> kFinding; once that watch has answered
 ///     |   without a match for name_watch_after: the owner watches the name
-///     |   too (TakeNameWatch, a StatefulSet's late pod); after
-///     |   not_found_grace, one namespace LIST looks for spec.hostname (Job
-///     |   pods before 1.28 carry no index label) --found--> kNamed
+///     |   too (TakeNameWatch, a StatefulSet's late pod) and one namespace
+///     |   LIST looks for spec.hostname (a pod without the labels:
+///     |   hand-written, a Job before 1.28) --found--> kNamed
 ///     | none, any other HOST (or an IP): LIST the namespace (paged),
 ///     |   match spec.hostname / IP (PickTarget) --> kNamed (the match, or
 ///     |   nullopt: wait for a pod of that name)
@@ -149,8 +149,8 @@ class PodResolver {
             const std::string& rv);
   void StartFinder(std::string selector, const std::string& name_rv,
                    TimePoint now);
-  // When the name watch / the namespace LIST are due: counted from when
-  // the labelled watch was first answered.
+  // When the name watch and the namespace LIST are due (the same time):
+  // counted from when the labelled watch was first answered.
   TimePoint NameWatchDue() const;
   TimePoint LastResortDue() const;
   // No labelled pod showed: one namespace-wide LIST for spec.hostname.

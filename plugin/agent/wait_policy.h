@@ -39,10 +39,12 @@ struct WaitPolicy {
   /// ConnectTimeout.
   Duration probe_watch_after = std::chrono::seconds(1);
   /// A HOST of a Job's hostname grammar that no labelled pod answers yet
-  /// may still be a pod name to come (a StatefulSet's pod created late):
-  /// watch that name too after this long. The watch cache answers a
+  /// may still be a pod name to come (a StatefulSet's pod created late), or
+  /// the spec.hostname of a pod without the Job's labels (hand-written, a
+  /// Job before Kubernetes 1.28): after this long, watch that name too and
+  /// LIST the namespace once for the hostname. The watch cache answers a
   /// label-selected watch with the pods it holds at once, so an existing
-  /// Job pod is found well before and the watch is never made.
+  /// Job pod is found well before and neither request is made.
   Duration name_watch_after = std::chrono::seconds(1);
   /// A deleted pod that its controller (a StatefulSet, a Job) does not
   /// recreate within this long is gone. A pod no controller owns fails as

@@ -14,6 +14,7 @@
 #include "tests/fakes/fake_http_transport.h"
 #include "tests/fakes/fake_pods.h"
 #include "tests/fakes/status_matchers.h"
+#include "tests/fakes/waiter_pods.h"
 
 namespace k8s_agent {
 namespace {
@@ -21,17 +22,11 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using State = PodResolver::State;
-using PodSpec = kube::FakePod;
-
-const PodSpec kDefaults = {.uid = "uid-1", .controller = "StatefulSet/w"};
-
-std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
-  return kube::PodListJson(pods, rv, kDefaults);
-}
-
-std::string Event(const char* type, const PodSpec& p) {
-  return kube::WatchEventLine(type, p, kDefaults);
-}
+using waiter_pods::Event;
+using waiter_pods::JobPod;
+using waiter_pods::kDefaults;
+using waiter_pods::List;
+using waiter_pods::PodSpec;
 
 // A pod as the resolver's owner saw it last (its watch's snapshot).
 kube::Pod Snapshot(const PodSpec& p) {
@@ -41,30 +36,12 @@ kube::Pod Snapshot(const PodSpec& p) {
   return *pod;
 }
 
-// An Indexed Job's pod for index 0 of Job "job", labelled (1.28+).
-PodSpec JobPod(const std::string& name, PodSpec p = {}) {
-  p.name = name;
-  p.hostname = "job-0";
-  p.controller = "Job/job";
-  p.labels = {{"batch.kubernetes.io/job-name", "job"},
-              {"batch.kubernetes.io/job-completion-index", "0"}};
-  return p;
-}
-
 class PodResolverTest : public ::testing::Test {
  protected:
-  PodResolverTest() : client_(&http_, Config()) {
+  PodResolverTest() : client_(&http_, waiter_pods::Cluster()) {
     SetLogLevel(LogLevel::kError);
   }
   ~PodResolverTest() override { SetLogLevel(LogLevel::kWarning); }
-
-  static kube::ClusterConfig Config() {
-    kube::ClusterConfig c;
-    c.server = "https://10.96.0.1:443";
-    c.ns = "default";
-    c.token = "t";
-    return c;
-  }
 
   PodResolver& Make(const std::string& host, WaitPolicy policy = {}) {
     StatusOr<HostName> name = ParseHostName(host);
@@ -205,6 +182,35 @@ TEST_F(PodResolverTest, NameWatchIsDueOnceASecondAfterTheLabelledWatchOpened) {
   Advance(milliseconds(1));
   EXPECT_EQ(r.TakeNameWatch(clock_.Now()), std::optional<std::string>("40"));
   EXPECT_FALSE(r.TakeNameWatch(clock_.Now()).has_value());
+}
+
+TEST_F(PodResolverTest, LabelledWatchAnsweringEmptyListsTheNamespaceOnce) {
+  // Given HOST node-1 (a Job's grammar) whose pod carries no Job labels,
+  // expect one namespace LIST as soon as the labelled watch has answered
+  // with no pod for name_watch_after, not after not_found_grace; the pod
+  // it finds by spec.hostname is named, and no second LIST follows.
+  WaitPolicy policy;
+  policy.not_found_grace = seconds(10);
+  PodResolver& r = Make("node-1", policy);
+  http_.Respond(0, 200, List({}, "40"));
+  http_.Headers(1, 200);
+  Advance(milliseconds(999));
+  EXPECT_EQ(http_.size(), 2u);
+  Advance(milliseconds(1));
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_EQ(Param(2, "labelSelector"), "");
+  EXPECT_EQ(Param(2, "watch"), "");
+  http_.Respond(2, 200,
+                List({{.name = "mpi-node-1",
+                       .phase = "Running",
+                       .ip = "10.0.0.11",
+                       .hostname = "node-1",
+                       .controller = ""}},
+                     "45"));
+  EXPECT_EQ(r.state(), State::kNamed);
+  EXPECT_EQ(r.pod_name(), "mpi-node-1");
+  Advance(seconds(20));
+  EXPECT_EQ(http_.size(), 3u);
 }
 
 TEST_F(PodResolverTest, BarePodGoneFailsAtOnce) {

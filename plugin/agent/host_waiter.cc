@@ -1,27 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// HostWaiter: follow the pod, loop plumbing; see the diagram in
-// host_waiter.h. Resolving HOST to a pod is in host_waiter_resolve.cc (and
-// host_waiter_find.cc for a Job's hostname), the SSH probe's part in
-// host_waiter_probe.cc, the messages in host_waiter_messages.cc.
+// HostWaiter: follow the pod PodResolver names, check it is not doomed,
+// probe SSH, keep the deadline; see the diagram in host_waiter.h.
 
 #include "plugin/agent/host_waiter.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
+#include <utility>
 
 #include "plugin/agent/pod_target.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/ssh/tcp_connect.h"
 
 namespace k8s_agent {
 namespace {
 
-// Looking for a Job's replacement pod: a Job recreates a pod within
-// seconds, so a 5 s cap notices it soon and costs at most ~8 lists within
-// the default 30 s replacement_grace.
-Backoff::Params ReresolveBackoff() {
-  return {std::chrono::milliseconds(500), std::chrono::seconds(5),
-          std::chrono::minutes(2)};
+// The same scale as a trace record's t_mono_us.
+int64_t MonoMicros(TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             t.time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -32,37 +30,42 @@ HostWaiter::HostWaiter(HostName host, WaitPolicy policy,
     : host_(std::move(host)),
       policy_(std::move(policy)),
       client_(client),
-      connector_(connector),
       clock_(clock),
       tracer_(tracer),
       seed_(seed),
-      api_retry_(seed),
-      reresolve_backoff_(ReresolveBackoff(), seed + 3),
-      probe_(connector, host_.original, seed + 1) {
-  if (host_.kind == HostName::Kind::kPodName) pod_name_ = host_.pod_name;
-}
+      resolver_(
+          host_, policy_, client, clock, tracer, [this] { OnResolverChange(); },
+          seed),
+      narrator_(host_, policy_),
+      probe_(connector, host_.original, seed + 1) {}
 
 HostWaiter::~HostWaiter() = default;
 
 void HostWaiter::Start(TimePoint now) {
-  started_ = now;
   overall_ = Deadline::After(now, policy_.timeout);
-  next_progress_ = now + policy_.progress_after;
-  tracer_->RecordFields(host_.original, pod_name_, "begin",
+  narrator_.Start(now);
+  tracer_->RecordFields(host_.original, pod_name(), "begin",
                         {{trace_field::kOn, tracer_->local_host()}});
   NoteState("looking up the pod", now);
-  if (host_.kind == HostName::Kind::kIp) {
-    List(now);
-  } else {
-    Lookup(now);
-  }
+  resolver_.Start(now);
 }
 
 // ---- Following the pod ------------------------------------------------------
 
+void HostWaiter::OnResolverChange() {
+  if (done()) return;
+  TimePoint now = clock_->Now();
+  if (std::optional<PodResolver::Target> target = resolver_.TakeTarget()) {
+    BeginWaiting(std::move(target->pod), target->rv, now);
+    return;
+  }
+  Evaluate(now);
+}
+
 void HostWaiter::BeginWaiting(std::optional<kube::Pod> pod,
                               const std::string& rv, TimePoint now) {
   state_ = State::kWaitingForPod;
+  watcher_.reset();  // A name watch from the labelled watch's time.
   direct_pod_ = pod;
   watch_from_rv_ = rv;
   // A usable pod needs no watch at all: one API call for a ready host,
@@ -80,7 +83,7 @@ void HostWaiter::StartWatcher(std::optional<kube::Pod> pod,
                               const std::string& rv, TimePoint now) {
   watch_after_ = TimePoint::max();
   watcher_ = std::make_unique<kube::PodWatcher>(
-      client_, clock_, policy_.ns, pod_name_,
+      client_, clock_, policy_.ns, pod_name(),
       [this] {
         if (!done()) Evaluate(clock_->Now());
       },
@@ -95,26 +98,39 @@ bool HostWaiter::Usable(const kube::Pod& pod) const {
 }
 
 Status HostWaiter::CheckFatal(const kube::Pod& pod) const {
-  return FatalPodState(pod, PodRef(), policy_.ns, policy_.fatal_reasons);
+  return FatalPodState(pod, resolver_.PodRef(), policy_.ns,
+                       policy_.fatal_reasons);
 }
 
 void HostWaiter::Evaluate(TimePoint now) {
-  // Before the lookup's answer nothing is known about the pod: absence is
-  // not "not created yet".
-  if (done() || reresolving_ || state_ == State::kResolving) return;
+  if (done()) return;
+  switch (resolver_.state()) {
+    case PodResolver::State::kFailed:
+      Fail(resolver_.status());
+      return;
+    case PodResolver::State::kLooking:
+      // Before the lookup's answer nothing is known about the pod: absence
+      // is not "not created yet".
+      state_ = State::kResolving;
+      return;
+    case PodResolver::State::kNamed:
+    case PodResolver::State::kFinding:
+      break;
+  }
   if (watcher_ && watcher_->state() == kube::PodWatcher::State::kFailed) {
-    Fail(watcher_->error().WithContext("watching " + PodRef()));
+    Fail(watcher_->error().WithContext("watching " + resolver_.PodRef()));
     return;
   }
-  if (finder_) {
+  if (resolver_.state() == PodResolver::State::kFinding) {
     if (!watcher_ || !watcher_->pod()) {
       EvaluateFound(now);
       return;
     }
     // A pod named HOST came after all (a StatefulSet's, created late).
-    LogDebug(host_.original + ": pod " + pod_name_ +
-             " appeared; no longer watching pods labelled " + finder_selector_);
-    finder_.reset();
+    LogDebug(host_.original + ": pod " + watcher_->pod()->name +
+             " appeared; no longer watching pods labelled " +
+             resolver_.finder_selector());
+    resolver_.StopFinding(*watcher_->pod());
   }
   // A copy: evaluating may drop the watcher that holds the pod.
   std::optional<kube::Pod> pod = watcher_ ? watcher_->pod() : direct_pod_;
@@ -125,24 +141,37 @@ void HostWaiter::Evaluate(TimePoint now) {
   EvaluatePod(*pod, now);
 }
 
+void HostWaiter::EvaluateFound(TimePoint now) {
+  if (std::optional<kube::Pod> pod = resolver_.Pick(now)) {
+    watcher_.reset();  // The name watch is not needed any more.
+    EvaluatePod(*pod, now);
+    return;
+  }
+  AbortAttempt();
+  if (resolver_.state() == PodResolver::State::kFailed) {
+    Fail(resolver_.status());
+    return;
+  }
+  state_ = State::kWaitingForPod;
+  narrator_.SetMissing(resolver_.missing(), now);
+  NoteState(resolver_.note(), now);
+}
+
 void HostWaiter::EvaluatePod(const kube::Pod& pod, TimePoint now) {
-  gone_at_ = TimePoint::max();
-  ended_how_.clear();
-  missing_since_ = TimePoint::max();
-  pod_status_trace_.Observe(pod, host_.original, pod_name_, tracer_);
-  last_controller_ = pod.controller;
-  last_uid_ = pod.uid;
+  narrator_.SetMissing(false, now);
+  resolver_.Saw(pod);
+  pod_status_trace_.Observe(pod, host_.original, pod_name(), tracer_);
   // The API server marks a deletion (deletionTimestamp) before the pod
   // goes; without a controller nothing brings a pod of that name back.
   if (pod.deleting && pod.controller.empty()) {
-    Fail(BarePodGone("is being deleted"));
+    resolver_.Departed(&pod, now);
+    FollowDeparture(now);
     return;
   }
-
   if (EndedByFatal(pod, now)) return;
   if (!pod.unschedulable_reason.empty() && !said_unschedulable_) {
     said_unschedulable_ = true;
-    LogWarning(host_.original + ": " + PodRef() + " is " +
+    LogWarning(host_.original + ": " + resolver_.PodRef() + " is " +
                pod.unschedulable_reason + ": " +
                Printable(pod.unschedulable_message) +
                "; still waiting (an autoscaler may add nodes)");
@@ -155,9 +184,9 @@ void HostWaiter::EvaluatePod(const kube::Pod& pod, TimePoint now) {
   }
   if (!running_traced_) {
     running_traced_ = true;
-    tracer_->Record(host_.original, pod_name_, "pod_running", pod.pod_ip);
-    LogInfo(host_.original + ": " + PodRef() + " is Running at " + pod.pod_ip +
-            " after " + FormatDuration(now - started_));
+    tracer_->Record(host_.original, pod_name(), "pod_running", pod.pod_ip);
+    LogInfo(host_.original + ": " + resolver_.PodRef() + " is Running at " +
+            pod.pod_ip + " after " + FormatDuration(now - narrator_.started()));
   }
   Probe(pod, now);
 }
@@ -166,38 +195,41 @@ void HostWaiter::OnPodAbsent(TimePoint now) {
   AbortAttempt();
   state_ = State::kWaitingForPod;
   if (watcher_ && watcher_->deleted()) {
-    if (last_controller_.empty()) {
-      Fail(BarePodGone("was deleted"));
-      return;
-    }
-    if (gone_at_ == TimePoint::max()) gone_at_ = now;
-    if (by_hostname_) {
-      // A Job's replacement gets a new name and the same spec.hostname:
-      // resolve HOST again rather than wait for the old name.
-      Reresolve(now);
-      return;
-    }
-    NoteState("deleted, waiting for " + last_controller_ + " to replace it",
-              now);
-  } else {
-    if (missing_since_ == TimePoint::max()) missing_since_ = now;
-    NoteState("not created yet", now);
+    resolver_.Departed(nullptr, now);
+    FollowDeparture(now);
+    return;
   }
+  narrator_.SetMissing(true, now);
+  NoteState("not created yet", now);
+}
+
+void HostWaiter::FollowDeparture(TimePoint now) {
+  switch (resolver_.state()) {
+    case PodResolver::State::kFailed:
+      Fail(resolver_.status());
+      return;
+    case PodResolver::State::kLooking:
+      // HOST is looked up again: a watch of the old name would never see
+      // the replacement.
+      AbortAttempt();
+      direct_pod_.reset();
+      watcher_.reset();
+      state_ = State::kResolving;
+      break;
+    case PodResolver::State::kNamed:
+    case PodResolver::State::kFinding:
+      break;
+  }
+  NoteState(resolver_.note(), now);
 }
 
 bool HostWaiter::EndedByFatal(const kube::Pod& pod, TimePoint now) {
   Status fatal = CheckFatal(pod);
-  if (!fatal.ok() && by_hostname_ && IsTerminal(pod) &&
-      !pod.controller.empty()) {
+  if (!fatal.ok() && IsTerminal(pod) && resolver_.ReplacesEnded(pod)) {
     // An Indexed Job keeps the Failed pod and retries the index in a new
-    // one: as after a deletion, look for it. (A pod found by its own name
-    // still fails fast: a new pod of that name comes only from a
-    // StatefulSet, which deletes the old one first; the deletion path in
-    // OnPodAbsent waits for that when the deletion is seen before the
-    // phase.)
-    ended_how_ = pod.phase + TerminalDetail(pod);
-    gone_at_ = now;
-    Reresolve(now);
+    // one: as after a deletion, the resolver looks for it.
+    resolver_.Departed(&pod, now);
+    FollowDeparture(now);
     return true;
   }
   if (!fatal.ok() && !ProbeDespite(pod, now)) {
@@ -215,6 +247,114 @@ bool HostWaiter::EndedByFatal(const kube::Pod& pod, TimePoint now) {
   return false;
 }
 
+// ---- Probing SSH ------------------------------------------------------------
+
+void HostWaiter::Probe(const kube::Pod& pod, TimePoint now) {
+  // A replacement pod (new UID) or a new IP invalidates the probe in
+  // flight and any backoff earned against the old target.
+  if (probe_.SetTarget(pod.uid, PodAddresses(pod)) && probed_) {
+    LogInfo(host_.original + ": " + resolver_.PodRef() +
+            " changed (replaced or new IP); probing " + pod.pod_ip);
+  }
+  probed_ = true;
+  if (probe_.state() == SshProbe::State::kConnecting) return;
+  if (!probe_.due(now)) {
+    state_ = State::kBackoff;
+    return;
+  }
+  state_ = State::kProbing;
+  if (probe_.failures() == 0) NoteState(PodSummary(pod) + ", connecting", now);
+  probe_.Start(policy_.ssh, now);
+  OnProbeSettled(now);
+}
+
+void HostWaiter::AbortAttempt() {
+  // Destroying the connection closes its socket: an attempt against an
+  // old IP or a pod that stopped running is simply abandoned.
+  probe_.Abort();
+}
+
+void HostWaiter::OnProbeSettled(TimePoint now) {
+  switch (probe_.state()) {
+    case SshProbe::State::kReady: {
+      state_ = State::kReady;
+      std::string where = ssh::HostPort(probe_.ip(), policy_.ssh.port);
+      std::string attempts = std::to_string(probe_.attempts()) + " attempt(s)";
+      tracer_->RecordFields(host_.original, pod_name(), "ssh_ready",
+                            {{trace_field::kAttemptTMonoUs,
+                              MonoMicros(probe_.attempt_started())}},
+                            where + " after " + attempts);
+      LogInfo(host_.original + ": ssh to " + where + " ready after " +
+              FormatDuration(now - narrator_.started()) + " (" + attempts +
+              ")");
+      if (fatal_since_ != TimePoint::max()) {
+        LogInfo(host_.original + ": launching although " + fatal_note_ +
+                ": ssh answers");
+      }
+      // No more API traffic for this host once it is ready.
+      DropWatchers();
+      return;
+    }
+    case SshProbe::State::kFailed:
+      Fail(probe_.status().WithContext("ssh to " + resolver_.PodRef() + " at " +
+                                       probe_.ip()));
+      return;
+    case SshProbe::State::kBackoff:
+      if (!watcher_ && direct_pod_) {
+        // The snapshot that looked ready may be stale (pod deleted, new
+        // IP): from now on follow the pod, from the lookup's version.
+        StartWatcher(direct_pod_, watch_from_rv_, now);
+      }
+      NoteState("Running at " + probe_.ip() + " but ssh is not ready", now);
+      state_ = State::kBackoff;
+      return;
+    case SshProbe::State::kIdle:
+    case SshProbe::State::kConnecting:
+      return;
+  }
+}
+
+std::unique_ptr<ssh::SshConnection> HostWaiter::TakeConnection() {
+  return probe_.TakeConnection();
+}
+
+bool HostWaiter::ProbeDespite(const kube::Pod& pod, TimePoint now) {
+  std::string note = FatalUnlessSshAnswers(pod, policy_.fatal_reasons);
+  if (note.empty()) return false;
+  if (fatal_since_ == TimePoint::max()) {
+    fatal_since_ = now;
+    LogInfo(host_.original + ": " + resolver_.PodRef() + ": " + note +
+            "; probing ssh anyway for up to " +
+            FormatDuration(policy_.fatal_probe_grace) +
+            " (sshd may run in another container)");
+  }
+  fatal_note_ = note;
+  return now - fatal_since_ < policy_.fatal_probe_grace;
+}
+
+// ---- What the narrator is told ---------------------------------------------
+
+void HostWaiter::NoteState(const std::string& summary, TimePoint now) {
+  narrator_.Note(summary, resolver_.PodRef(), now);
+}
+
+WaitFacts HostWaiter::Facts() const {
+  WaitFacts f;
+  f.pod_ref = resolver_.PodRef();
+  f.resolving = state_ == State::kResolving;
+  f.answered = resolver_.answered();
+  f.api = TroubledApi();
+  f.ssh_failures = probe_.failures();
+  f.ssh_last_error = probe_.last_error();
+  f.finder_selector = resolver_.finder_selector();
+  f.namespace_empty = resolver_.namespace_empty();
+  return f;
+}
+
+const kube::ApiHealth* HostWaiter::TroubledApi() const {
+  return resolver_.TroubledApi(watcher_ ? &watcher_->api_health() : nullptr);
+}
+
 // ---- Loop plumbing ----------------------------------------------------------
 
 void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
@@ -223,28 +363,18 @@ void HostWaiter::CollectFds(std::vector<pollfd>* fds) {
 
 TimePoint HostWaiter::NextWake() const {
   if (done()) return TimePoint::max();
-  TimePoint t = std::min({overall_.at(), next_progress_, api_retry_at_});
+  TimePoint t =
+      std::min({overall_.at(), narrator_.NextWake(), resolver_.NextWake()});
   if (!client_->answered()) {
-    t = std::min(t, started_ + policy_.api_first_answer_timeout);
+    t = std::min(t, narrator_.started() + policy_.api_first_answer_timeout);
   }
   if (watcher_) t = std::min(t, watcher_->NextWake());
-  if (finder_) {
-    t = std::min(t, finder_->NextWake());
-    t = std::min(t, NameWatchDue());
-    t = std::min(t, LastResortDue());
-  }
   // Only while probing: a probe abandoned with a retry time in the past
   // (the pod stopped running) would otherwise wake the loop forever.
   if (state_ == State::kProbing || state_ == State::kBackoff) {
     t = std::min(t, probe_.NextWake());
   }
   if (!watcher_) t = std::min(t, watch_after_);
-  if (missing_since_ != TimePoint::max() && !said_missing_) {
-    t = std::min(t, missing_since_ + policy_.not_found_grace);
-  }
-  if (gone_at_ != TimePoint::max()) {
-    t = std::min(t, gone_at_ + policy_.replacement_grace);
-  }
   if (fatal_since_ != TimePoint::max()) {
     t = std::min(t, fatal_since_ + policy_.fatal_probe_grace);
   }
@@ -259,74 +389,52 @@ void HostWaiter::OnFdReady(int fd, short revents, TimePoint now) {
 void HostWaiter::OnTimer(TimePoint now) {
   if (done()) return;
   if (overall_.Expired(now)) {
-    std::string remedy =
-        TroubledApi() != nullptr
-            ? "check that the API server " + client_->config().server +
-                  " is up and reachable from here, or raise --timeout"
-            : "raise --timeout, or see kubectl describe pod -n " + policy_.ns +
-                  " " + (pod_name_.empty() ? host_.original : pod_name_);
-    Fail(DeadlineExceededError(
-        "timed out after " + FormatDuration(policy_.timeout) + " waiting for " +
-        PodRef() + ": " + Describe(now) + " (" + remedy + ")"));
+    Fail(narrator_.TimedOut(Facts(), client_->config().server,
+                            pod_name().empty() ? host_.original : pod_name(),
+                            now));
     return;
   }
-  if (Status s = kube::CheckFirstAnswer(
-          client_->answered(), started_, policy_.api_first_answer_timeout, now,
-          client_->config().server, TroubledApi());
+  if (Status s =
+          kube::CheckFirstAnswer(client_->answered(), narrator_.started(),
+                                 policy_.api_first_answer_timeout, now,
+                                 client_->config().server, TroubledApi());
       !s.ok()) {
-    Fail(s.WithContext("looking up " + PodRef()));
+    Fail(s.WithContext("looking up " + resolver_.PodRef()));
     return;
   }
-  if (api_retry_at_ <= now) {
-    api_retry_at_ = TimePoint::max();
-    if (listing_) {
-      List(now);
-    } else {
-      Lookup(now);
+  if (std::optional<std::string> rv = resolver_.TakeNameWatch(now)) {
+    // No pod is labelled for HOST yet: it may be a pod name still to come.
+    // From the name lookup's version, so no event since then is lost.
+    StartWatcher(std::nullopt, *rv, now);
+  }
+  if (resolver_.OnTimer(now)) {
+    if (resolver_.state() == PodResolver::State::kFailed) {
+      Fail(resolver_.status());
     }
     return;
   }
+  if (done()) return;  // The labelled watch's timers may have told.
   if (!watcher_ && direct_pod_ && now >= watch_after_) {
     // The probe outlasted a handshake: follow the pod while it runs, from
     // the lookup's version, so changes since then arrive at once.
     LogDebug(host_.original + ": ssh probe still running after " +
              FormatDuration(policy_.probe_watch_after) + "; watching " +
-             PodRef());
+             resolver_.PodRef());
     StartWatcher(direct_pod_, watch_from_rv_, now);
   }
   if (watcher_ && watcher_->NextWake() <= now) watcher_->OnTimer(now);
-  if (finder_ && finder_->NextWake() <= now) finder_->OnTimer(now);
-  if (finder_ && now >= NameWatchDue()) {
-    // No pod is labelled for HOST yet: it may be a pod name still to come.
-    // From the name lookup's version, so no event since then is lost.
-    StartWatcher(std::nullopt, name_rv_, now);
-  }
-  if (finder_ && now >= LastResortDue()) {
-    ListAsLastResort(now);
-    return;
-  }
   if (probe_.OnTimer(now)) {
     OnProbeSettled(now);
     if (done()) return;
   }
-  if (gone_at_ != TimePoint::max() &&
-      now - gone_at_ >= policy_.replacement_grace) {
-    Fail(NotReplaced());
-    return;
-  }
-  if (missing_since_ != TimePoint::max() && !said_missing_ &&
-      now - missing_since_ >= policy_.not_found_grace) {
-    said_missing_ = true;
-    WarnMissing(now);
-  }
-  MaybeProgress(now);
+  narrator_.OnTimer(Facts(), now);
   Evaluate(now);
 }
 
 void HostWaiter::DropWatchers() {
   // Also from inside either watcher's own callback (kube_client.h's rule).
   watcher_.reset();
-  finder_.reset();
+  resolver_.Stop();
 }
 
 void HostWaiter::Fail(const Status& why) {
@@ -335,8 +443,7 @@ void HostWaiter::Fail(const Status& why) {
   status_ = why;
   probe_.Abort();
   DropWatchers();
-  call_.reset();
-  tracer_->Record(host_.original, pod_name_, "failed", why.message());
+  tracer_->Record(host_.original, pod_name(), "failed", why.message());
 }
 
 }  // namespace k8s_agent

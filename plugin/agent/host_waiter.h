@@ -7,103 +7,51 @@
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "plugin/agent/fatal_reasons.h"
 #include "plugin/agent/host_name.h"
+#include "plugin/agent/pod_resolver.h"
 #include "plugin/agent/pod_status_trace.h"
-#include "plugin/agent/pod_target.h"
 #include "plugin/agent/ssh_probe.h"
 #include "plugin/agent/trace.h"
-#include "plugin/base/backoff.h"
+#include "plugin/agent/wait_narrator.h"
+#include "plugin/agent/wait_policy.h"
 #include "plugin/base/event_loop.h"
-#include "plugin/kube/api_health.h"
-#include "plugin/kube/api_retry.h"
 #include "plugin/kube/kube_client.h"
 #include "plugin/kube/pod_watcher.h"
 #include "plugin/ssh/ssh_client.h"
 
 namespace k8s_agent {
 
-struct WaitPolicy {
-  std::string ns;              ///< Namespace to look in.
-  std::string label_selector;  ///< --selector: narrows hostname/IP lookups.
-  Duration timeout = std::chrono::minutes(10);  ///< The whole wait.
-  /// The wait while the API server has never answered this agent: a dead
-  /// or wrong server fails in seconds, as kubectl does, not after
-  /// `timeout`.
-  Duration api_first_answer_timeout = std::chrono::seconds(30);
-  /// See PodWatcher::set_watch_idle_timeout.
-  Duration watch_idle_timeout = kube::PodWatcher::kDefaultWatchIdleTimeout;
-  bool require_ready = false;  ///< --wait-for ready: also condition Ready.
-  std::vector<std::string> fatal_reasons = DefaultFatalReasons();
-  /// This host's ssh settings (port, user, keys, host key alias).
-  ssh::ResolvedSshOptions ssh;
-  /// Say once that the pod does not exist after this long: a typo in a
-  /// hostfile otherwise looks exactly like a slow scheduler.
-  Duration not_found_grace = std::chrono::seconds(10);
-  /// A probe that started from a GET alone (no watch yet, to keep a ready
-  /// host at one API call) starts the watch after this long: a handshake
-  /// takes tens of milliseconds, while a hung one (a silent listener at
-  /// the pod IP) could otherwise hide a new IP, Failed or a deletion until
-  /// ConnectTimeout.
-  Duration probe_watch_after = std::chrono::seconds(1);
-  /// A HOST of a Job's hostname grammar that no labelled pod answers yet
-  /// may still be a pod name to come (a StatefulSet's pod created late):
-  /// watch that name too after this long. The watch cache answers a
-  /// label-selected watch with the pods it holds at once, so an existing
-  /// Job pod is found well before and the watch is never made.
-  Duration name_watch_after = std::chrono::seconds(1);
-  /// A deleted pod that its controller (a StatefulSet, a Job) does not
-  /// recreate within this long is gone. A pod no controller owns fails as
-  /// soon as its deletion shows.
-  Duration replacement_grace = std::chrono::seconds(30);
-  /// A Running pod with one container in a fatal wait (a sidecar in
-  /// CrashLoopBackOff) and another running may still have a working sshd:
-  /// it fails only when SSH has not answered for this long. sshd in a
-  /// container that just started answers within a second or two.
-  Duration fatal_probe_grace = std::chrono::seconds(10);
-  /// First progress line after this long, then at most every
-  /// `progress_every`: enough to see a stuck launch, never a flood from
-  /// 128 agents.
-  Duration progress_after = std::chrono::seconds(5);
-  Duration progress_every = std::chrono::seconds(30);
-};
-
 /// One host's wait, driven by the event loop.
 ///
-///   kResolving --LIST name=HOST finds it-----------+
-///       | none, HOST is <job>-<index>: WATCH the   |
-///       |   pods labelled for it (_find.cc)        |
-///       | none, any other HOST: LIST the namespace,|
-///       |   match spec.hostname                    |
-///       v                                          v
+///   kResolving --PodResolver names the pod (pod_resolver.h)--+
+///       | HOST is a Job's hostname: the resolver's labelled   |
+///       |   watch holds its pods (kFinding)                   |
+///       v                                                     v
 ///   kWaitingForPod <--pod not usable-- (evaluate every snapshot)
-///       | Running + IP (+ Ready)                   |
-///       v                                          |
-///   kProbing --refused/reset/timeout--> kBackoff --+ (SshProbe's rules)
-///       | connected, host key ok, authenticated
+///       | Running + IP (+ Ready)                              |
+///       v                                                     |
+///   kProbing --refused/reset/timeout--> kBackoff -------------+
+///       | connected, host key ok, authenticated    (SshProbe's rules)
 ///       v
 ///   kReady (the connection is handed over: one handshake per host)
 ///
 ///   Any state --> kFailed: Failed/Succeeded phase, a fatal container
-///   reason, a bare pod being deleted (at once: no controller recreates
-///   it), a controlled pod deleted and not replaced within
-///   replacement_grace (a pod found by spec.hostname is looked up again
-///   meanwhile: a Job's replacement has a new name), RBAC/TLS errors, host
-///   key mismatch, auth rejected, or the overall timeout (the message names
-///   the last state seen).
+///   reason, RBAC/TLS errors, host key mismatch, auth rejected, the
+///   overall timeout (the message names the last state seen), or the
+///   resolver's verdict on a pod that went: a bare pod deleted or being
+///   deleted (at once), a controlled one not replaced within
+///   replacement_grace. While a replacement is looked for by spec.hostname
+///   (a Job's has a new name) the waiter is kResolving again.
 ///
-///   A Job's hostname found by its labels needs none of that: the Failed
-///   attempt, a deletion and the retry all show on the one labelled watch.
-///
-///   Several pods with HOST's hostname or IP: live ones win (PickTarget).
-///   A controlled pod found by spec.hostname that turns Failed/Succeeded,
-///   or only such ended pods matching, is handled as a deletion: HOST is
-///   looked up again within replacement_grace (an Indexed Job keeps the
-///   Failed attempt and retries the index in a new pod).
+/// The waiter follows the pod by name (one GET-like LIST for a ready host,
+/// a watch once the pod is not usable or the probe is slow) or, for a
+/// Job's hostname, on the resolver's labelled watch (PodResolver::Pick).
+/// The resolver decides which pod and what a departure means; the
+/// narrator says what the wait is stuck on; the waiter checks fatal
+/// states, probes SSH, keeps the deadline and hands the connection over.
 ///
 /// Readiness is a level check on the latest snapshot, never an edge: a
 /// pod that stops being usable aborts the probe in flight, and a pod
@@ -133,7 +81,7 @@ class HostWaiter : public Pollable {
   /// kFailed: what went wrong, with the stage and what to do.
   const Status& status() const { return status_; }
   /// The pod HOST resolved to (empty until known).
-  const std::string& pod_name() const { return pod_name_; }
+  const std::string& pod_name() const { return resolver_.pod_name(); }
   /// The IP probed last; once kReady, the one that answered.
   const std::string& pod_ip() const { return probe_.ip(); }
   int ssh_attempts() const { return probe_.attempts(); }
@@ -146,65 +94,23 @@ class HostWaiter : public Pollable {
   void OnTimer(TimePoint now) override;
 
  private:
-  void Lookup(TimePoint now);
-  void List(TimePoint now);
-  /// Notes that a lookup call came back; false (and a retry scheduled)
-  /// when it failed.
-  bool Answered(const Status& status, TimePoint now);
-  void OnLookupDone(StatusOr<kube::PodList> list);
-  void OnListDone(StatusOr<kube::PodList> list);
-  // HOST is no pod name (yet) and fits a Job's hostname grammar: watch the
-  // pods labelled for it from the watch cache's current state (rv 0: what
-  // it holds arrives as ADDED, so lookup and watch are one request).
-  void StartFinder(std::string selector, const std::string& name_rv,
-                   TimePoint now);
-  // Evaluate's step while the finder is the source: the live pod it holds
-  // is the target; only ended ones, or none, wait for the Job.
-  void EvaluateFound(TimePoint now);
-  void FollowFound(const kube::Pod& pod,
-                   const std::vector<const kube::Pod*>& passed_over,
-                   TimePoint now);
-  void WaitForFound(const kube::Pod* ended, TimePoint now);
-  // The finder saw nothing for not_found_grace: one namespace-wide LIST
-  // for spec.hostname (Kubernetes before 1.28 labels no completion index).
-  void ListAsLastResort(TimePoint now);
-  // When the name watch / the last-resort LIST are due: counted from when
-  // the finder's watch was first answered, so a request still queued or
-  // refused by API priority and fairness brings no second one.
-  TimePoint NameWatchDue() const;
-  TimePoint LastResortDue() const;
-  void OnLastResortListed(const TargetPick& pick, const std::string& rv,
-                          TimePoint now);
-  // The listed pod HOST resolved to (`passed_over`: the ended or deleting
-  // ones that matched too, logged): follow it from the list's version.
-  void FollowListed(const kube::Pod& target,
-                    const std::vector<const kube::Pod*>& passed_over,
-                    const std::string& rv, TimePoint now);
-  // Only `ended` (a terminal pod) has HOST's hostname: fails for a bare
-  // pod, else starts waiting for its controller's replacement.
-  void AwaitReplacementOf(const kube::Pod& ended, TimePoint now);
-  // "host "w-0" matches 2 pods in namespace ns: a, b (...)".
-  Status SeveralPodsMatch(const std::vector<const kube::Pod*>& live) const;
-  // "no pod in namespace ns has IP X (...)".
-  Status NoPodHasIp() const;
-  // "no live pod in namespace ns has IP X: pod a is Succeeded, ...".
-  Status NoLivePodHasIp(const std::vector<const kube::Pod*>& ended) const;
-  // HOST's pod went (deleted, or ended as ended_how_ says): look HOST up
-  // again for its controller's replacement, skipping the old pod's uid.
-  void Reresolve(TimePoint now);
-  // replacement_grace passed without a replacement.
-  Status NotReplaced() const;
-  void RetryApi(const Status& why, TimePoint now);
+  // The resolver has news (an API answer): a pod to follow, or a verdict.
+  void OnResolverChange();
   void BeginWaiting(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
   void StartWatcher(std::optional<kube::Pod> pod, const std::string& rv,
                     TimePoint now);
   void Evaluate(TimePoint now);
+  // Evaluate's step while the labelled watch is the source.
+  void EvaluateFound(TimePoint now);
   // Evaluate's step for the pod that is the target now.
   void EvaluatePod(const kube::Pod& pod, TimePoint now);
-  // Evaluate's step for no pod: deleted (fail, look for a replacement or
-  // wait for one) or not created yet.
+  // Evaluate's step for no pod: deleted (the resolver decides) or not
+  // created yet.
   void OnPodAbsent(TimePoint now);
+  // Acts on the resolver's verdict after a departure: fail, look again,
+  // or wait as it says.
+  void FollowDeparture(TimePoint now);
   // Evaluate's step for a fatal pod state: true when it ended this
   // evaluation (the host failed, or a replacement is being looked for).
   bool EndedByFatal(const kube::Pod& pod, TimePoint now);
@@ -212,8 +118,6 @@ class HostWaiter : public Pollable {
   // CheckFatal's verdict may be outvoted by SSH answering: true while the
   // grace for that runs (see fatal_probe_grace).
   bool ProbeDespite(const kube::Pod& pod, TimePoint now);
-  // "pod ns/w is being deleted and no controller owns it ...".
-  Status BarePodGone(const std::string& what) const;
   bool Usable(const kube::Pod& pod) const;
   // Probes SSH on a usable pod: a new target (replaced, new IP) restarts
   // the probe; a due one starts its next attempt.
@@ -222,80 +126,35 @@ class HostWaiter : public Pollable {
   // Reacts to the probe having settled (ready, backing off, failed).
   void OnProbeSettled(TimePoint now);
   void NoteState(const std::string& summary, TimePoint now);
-  // Once, after not_found_grace: the pod does not exist (or the API is down).
-  void WarnMissing(TimePoint now);
-  void MaybeProgress(TimePoint now);
-  void Fail(const Status& why);
-  // Stops and destroys the name watcher and the finder.
-  void DropWatchers();
-  std::string Describe(TimePoint now) const;
-  // " namespace ns holds no pods at all: ..." or "" (see namespace_empty_).
-  std::string EmptyNamespaceHint() const;
-  // The API tracker (ours or the watcher's) with failures, or nullptr.
+  // What the narrator is told.
+  WaitFacts Facts() const;
+  // The API tracker (the resolver's or the watcher's) with failures.
   const kube::ApiHealth* TroubledApi() const;
-  std::string PodRef() const;
+  void Fail(const Status& why);
+  // Stops the watch and the resolver's calls: no more API traffic.
+  void DropWatchers();
 
   HostName host_;
   WaitPolicy policy_;
   kube::KubeClient* client_;
-  ssh::SshConnector* connector_;
   Clock* clock_;
   Tracer* tracer_;
   uint64_t seed_;
 
   State state_ = State::kResolving;
   Status status_;
-  std::string pod_name_;
-  TimePoint started_{};
   Deadline overall_ = Deadline::Infinite();
+  PodResolver resolver_;
+  WaitNarrator narrator_;
 
-  // Resolution (LIST by name, then LIST for hostnames if none).
-  kube::ApiCall call_;
-  kube::ApiRetryPolicy api_retry_;
-  kube::ApiHealth api_health_;  // Lookups; the watcher keeps its own.
-  TimePoint api_retry_at_ = TimePoint::max();
-  bool listing_ = false;
-  kube::PodList listed_;  // Pages accumulated so far.
-  // A lookup was answered: before that, "no answer yet", not pod state.
-  bool lookup_answered_ = false;
-  // The namespace-wide lookup found no pod at all: the namespace (or the
-  // selector) may be wrong, not just the name.
-  bool namespace_empty_ = false;
-
-  // Finding a Job's pod by its labels (StartFinder).
-  std::unique_ptr<kube::PodWatcher> finder_;
-  std::string finder_selector_;
-  std::string found_name_;                  // The finder's live pod used last.
-  std::set<std::string> passed_over_said_;  // Ended pods named at -v.
-  std::string name_rv_;          // The name lookup's version, for a late watch.
-  bool finder_matched_ = false;  // It showed a pod with HOST's hostname.
-  bool last_resort_ = false;     // The LIST in flight is that.
-  bool last_resort_listed_ = false;  // Once per host.
-
-  // Following the pod.
+  // Following the pod by name.
   std::unique_ptr<kube::PodWatcher> watcher_;
   std::optional<kube::Pod> direct_pod_;       // Snapshot when not watching.
   std::string watch_from_rv_;                 // The lookup list's version.
   TimePoint watch_after_ = TimePoint::max();  // See probe_watch_after.
   bool running_traced_ = false;
-  PodStatusTrace pod_status_trace_;
-  TimePoint missing_since_ = TimePoint::max();
-  bool said_missing_ = false;
   bool said_unschedulable_ = false;
-  // When the followed pod went (deleted, or ended in a terminal phase; set
-  // while its controller may still replace it): replacement_grace runs
-  // from here.
-  TimePoint gone_at_ = TimePoint::max();
-  std::string ended_how_;  // "Failed: Error; container ...", "" if deleted.
-  std::string last_controller_;  // Of the latest snapshot seen.
-  std::string last_uid_;
-  // HOST named a spec.hostname: after a deletion or a terminal phase,
-  // resolve it again (a Job's replacement pod has a new name), skipping the
-  // old uid.
-  bool by_hostname_ = false;
-  bool reresolving_ = false;
-  std::string gone_uid_;
-  Backoff reresolve_backoff_;
+  PodStatusTrace pod_status_trace_;
 
   // Probing SSH.
   SshProbe probe_;
@@ -303,11 +162,6 @@ class HostWaiter : public Pollable {
   // Since when a container's fatal wait waits on the probe's answer.
   TimePoint fatal_since_ = TimePoint::max();
   std::string fatal_note_;  // "container sidecar is waiting: ...".
-
-  // What a human is told while waiting and on timeout.
-  std::string summary_;
-  TimePoint summary_since_{};
-  TimePoint next_progress_ = TimePoint::max();
 };
 
 }  // namespace k8s_agent

@@ -17,6 +17,7 @@
 #include "tests/fakes/fake_ssh_connector.h"
 #include "tests/fakes/log_capture.h"
 #include "tests/fakes/status_matchers.h"
+#include "tests/fakes/waiter_pods.h"
 
 namespace k8s_agent {
 namespace {
@@ -26,17 +27,11 @@ using ::testing::Not;
 using State = HostWaiter::State;
 using SshState = ssh::SshConnection::State;
 
-// Most pods here wait for a StatefulSet "w": uid-1, Pending, no IP yet.
-using PodSpec = kube::FakePod;
-const PodSpec kDefaults = {.uid = "uid-1", .controller = "StatefulSet/w"};
-
-std::string Event(const char* type, const PodSpec& p) {
-  return kube::WatchEventLine(type, p, kDefaults);
-}
-
-std::string List(const std::vector<PodSpec>& pods, const std::string& rv) {
-  return kube::PodListJson(pods, rv, kDefaults);
-}
+using waiter_pods::Event;
+using waiter_pods::JobPod;
+using waiter_pods::kDefaults;
+using waiter_pods::List;
+using waiter_pods::PodSpec;
 
 // The answer to a host's lookup (a field-selected LIST) that finds `p`; the
 // list's version is the cache's, newer than the pod's own.
@@ -45,18 +40,10 @@ std::string Found(const PodSpec& p) { return List({p}, "500"); }
 class HostWaiterTest : public ::testing::Test {
  protected:
   // Progress lines are part of the product, not of these tests' output.
-  HostWaiterTest() : client_(&http_, Config()) {
+  HostWaiterTest() : client_(&http_, waiter_pods::Cluster()) {
     SetLogLevel(LogLevel::kError);
   }
   ~HostWaiterTest() override { SetLogLevel(LogLevel::kWarning); }
-
-  static kube::ClusterConfig Config() {
-    kube::ClusterConfig c;
-    c.server = "https://10.96.0.1:443";
-    c.ns = "default";
-    c.token = "t";
-    return c;
-  }
 
   HostWaiter& Make(const std::string& host, WaitPolicy policy = {}) {
     StatusOr<HostName> name = ParseHostName(host);
@@ -135,11 +122,12 @@ TEST_F(HostWaiterTest, PendingPodIsWatchedFromTheListsVersion) {
   EXPECT_TRUE(http_.cancelled(1)) << "watch must end once ready";
 }
 
-TEST_F(HostWaiterTest, PodNotCreatedYetCostsListAndTwoWatches) {
+TEST_F(HostWaiterTest, PodNotCreatedYetCostsTwoListsAndTwoWatches) {
   // Given no pod named w-9 (a StatefulSet's, created late), expect the
   // watch of the pods a Job would label for hostname w-9 (from the cache's
   // state: rv 0), and a second later the watch by name from the lookup's
-  // version, which sees the pod come: 3 calls, both watches ended once
+  // version, which sees the pod come, beside one namespace LIST for the
+  // hostname (a pod without the labels): 4 calls, both watches ended once
   // ready.
   ssh_.Succeed();
   HostWaiter& w = Make("w-9");
@@ -155,9 +143,13 @@ TEST_F(HostWaiterTest, PodNotCreatedYetCostsListAndTwoWatches) {
   Advance(milliseconds(999));
   EXPECT_EQ(http_.size(), 2u);
   Advance(milliseconds(1));
-  ASSERT_EQ(http_.size(), 3u);
+  ASSERT_EQ(http_.size(), 4u);
   EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Dw-9"));
   EXPECT_EQ(kube::QueryParam(http_.request(2), "resourceVersion"), "76");
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "labelSelector"), "");
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "watch"), "");
+  http_.Respond(3, 200, List({{.name = "other", .hostname = "other"}}, "77"));
+  EXPECT_EQ(w.state(), State::kWaitingForPod);
   http_.Headers(2, 200);
   http_.Data(
       2,
@@ -165,7 +157,7 @@ TEST_F(HostWaiterTest, PodNotCreatedYetCostsListAndTwoWatches) {
             {.name = "w-9", .phase = "Running", .ip = "10.0.0.9", .rv = "78"}));
   EXPECT_EQ(w.state(), State::kReady);
   EXPECT_EQ(w.pod_name(), "w-9");
-  EXPECT_EQ(http_.size(), 3u);
+  EXPECT_EQ(http_.size(), 4u);
   std::vector<pollfd> fds;
   w.CollectFds(&fds);
   EXPECT_TRUE(http_.cancelled(1));
@@ -210,17 +202,6 @@ TEST_F(HostWaiterTest, HostnameOfNoGrammarIsMatchedByANamespaceList) {
 
 // ---- A Job's hostname: the labelled watch ----------------------------------
 
-// An Indexed Job's pods for index 0 of Job "job", as the Job controller
-// names and labels them (Kubernetes 1.28+).
-PodSpec JobPod(const std::string& name, PodSpec p = {}) {
-  p.name = name;
-  p.hostname = "job-0";
-  p.controller = "Job/job";
-  p.labels = {{"batch.kubernetes.io/job-name", "job"},
-              {"batch.kubernetes.io/job-completion-index", "0"}};
-  return p;
-}
-
 TEST_F(HostWaiterTest, JobHostnameIsFoundByTheLabelledWatchInTwoCalls) {
   // Given HOST job-0.job (a JobSet's or Indexed Job's hostname with its
   // subdomain) and its Pending pod job-0-abcde, expect the name lookup,
@@ -262,8 +243,9 @@ TEST_F(HostWaiterTest, NameWatchWaitsUntilTheLabelledWatchIsAnswered) {
   Advance(milliseconds(999));
   EXPECT_EQ(http_.size(), 2u);
   Advance(milliseconds(1));
-  ASSERT_EQ(http_.size(), 3u);
+  ASSERT_EQ(http_.size(), 4u);  // The name watch and the namespace LIST.
   EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Dw-3"));
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "watch"), "");
   EXPECT_EQ(w.state(), State::kWaitingForPod);
 }
 
@@ -342,22 +324,19 @@ TEST_F(HostWaiterTest, JobPodDeletedIsWaitedForOnTheSameWatch) {
   EXPECT_EQ(http_.size(), 2u);
 }
 
-TEST_F(HostWaiterTest, UnlabelledJobPodIsFoundByTheLastResortList) {
+TEST_F(HostWaiterTest, UnlabelledJobPodIsFoundByTheNamespaceList) {
   // Given a cluster older than 1.28 (a Job's pods carry no completion
-  // index label), expect the labelled watch and the name watch to see
-  // nothing, then after not_found_grace one namespace-wide LIST that finds
+  // index label), expect the labelled watch to answer with nothing, then
+  // a second later the name watch and one namespace-wide LIST that finds
   // the pod by spec.hostname, followed by name from there.
   ssh_.Succeed();
-  WaitPolicy policy;
-  policy.not_found_grace = seconds(10);
-  HostWaiter& w = Make("job-0", policy);
+  HostWaiter& w = Make("job-0");
   http_.Respond(0, 200, List({}, "40"));
   http_.Headers(1, 200);
   Advance(seconds(1));
-  ASSERT_EQ(http_.size(), 3u);  // The name watch.
-  http_.Headers(2, 200);
-  for (int i = 0; i < 9; ++i) Advance(seconds(1));
   ASSERT_EQ(http_.size(), 4u);
+  EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Djob-0"));
+  http_.Headers(2, 200);
   EXPECT_EQ(kube::QueryParam(http_.request(3), "labelSelector"), "");
   EXPECT_EQ(kube::QueryParam(http_.request(3), "watch"), "");
   http_.Respond(3, 200,
@@ -373,6 +352,42 @@ TEST_F(HostWaiterTest, UnlabelledJobPodIsFoundByTheLastResortList) {
   w.CollectFds(&fds);
   EXPECT_TRUE(http_.cancelled(1));
   EXPECT_TRUE(http_.cancelled(2));
+}
+
+TEST_F(HostWaiterTest, UnlabelledPodWithAJobsHostnameIsListedOnceWatchIsEmpty) {
+  // Given a hand-written pod mpi-node-1 with spec.hostname node-1 and no
+  // Job labels, and a --timeout of 5 s, expect the namespace LIST as soon
+  // as the labelled watch has answered without a pod (beside the name
+  // watch), not after not_found_grace (10 s, past the timeout): the pod
+  // is used, not reported "not created yet".
+  ssh_.Succeed();
+  WaitPolicy policy;
+  policy.timeout = seconds(5);
+  HostWaiter& w = Make("node-1", policy);
+  http_.Respond(0, 200, List({}, "40"));
+  ASSERT_EQ(http_.size(), 2u);
+  EXPECT_THAT(kube::QueryParam(http_.request(1), "labelSelector"),
+              HasSubstr("job-completion-index%3D1"));
+  http_.Headers(1, 200);
+  TimePoint opened = clock_.Now();
+  while (!w.done() && http_.size() < 4) {
+    Advance(w.NextWake() - clock_.Now());
+  }
+  ASSERT_EQ(http_.size(), 4u) << w.status().message();
+  EXPECT_EQ(clock_.Now() - opened, seconds(1));
+  EXPECT_THAT(Path(2), HasSubstr("fieldSelector=metadata.name%3Dnode-1"));
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "labelSelector"), "");
+  EXPECT_EQ(kube::QueryParam(http_.request(3), "watch"), "");
+  http_.Respond(3, 200,
+                List({{.name = "mpi-node-1",
+                       .phase = "Running",
+                       .ip = "10.0.0.11",
+                       .hostname = "node-1",
+                       .controller = ""}},
+                     "45"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "mpi-node-1");
+  EXPECT_EQ(ssh_.attempts.back()->ip, "10.0.0.11");
 }
 
 TEST_F(HostWaiterTest, IpLiteralMatchesPodIpAndAmbiguityIsAnError) {

@@ -61,7 +61,7 @@ SSHD_LOG=$T/ssh/sshd.log
 # [name]:port form for a port other than 22, as k8s-agent checks it.
 hostkey=$(cut -d' ' -f1,2 "$T/ssh/host_ed25519.pub")
 names=""
-for h in w-0 w-1 w-2 w-10 w-late job-0.job.default.svc.cluster.local; do names+="[$h]:$SSH_PORT,"; done
+for h in w-0 w-1 w-2 w-10 w-late node-1 job-0.job.default.svc.cluster.local; do names+="[$h]:$SSH_PORT,"; done
 printf '%s %s\n' "${names%,}" "$hostkey" > "$T/ssh/known_hosts"
 
 # (Re)starts sshd with $T/ssh/sshd_config as it is now, on SSH_PORT; returns

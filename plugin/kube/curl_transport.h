@@ -47,6 +47,9 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// The next request re-reads the token file even if it looks unchanged,
   /// or gets a new exec credential (not the one just refused).
   void InvalidateToken() override;
+  std::string DescribeCredential() const override {
+    return tokens_->Describe();
+  }
 
   /// Whether the credential is in (true) or still being fetched (false);
   /// a failed fetch is returned once. Requests started meanwhile wait for

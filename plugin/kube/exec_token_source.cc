@@ -171,6 +171,12 @@ void ExecTokenSource::OnTimer(TimePoint now) {
   Settle(std::move(answer));
 }
 
+std::string ExecTokenSource::Describe() const {
+  return "the token from " + plugin_ + "; the plugin ran " +
+         std::to_string(runs_) + (runs_ == 1 ? " time" : " times") +
+         " in this agent";
+}
+
 std::string ExecTokenSource::Waiting(TimePoint now) const {
   switch (state_) {
     case State::kRunning:

@@ -60,6 +60,7 @@ class ExecTokenSource : public TokenSource {
 
   StatusOr<MaybeCredential> Get(TimePoint now) override;
   void Invalidate() override { stale_ = true; }
+  std::string Describe() const override;
   std::string Waiting(TimePoint now) const override;
 
   void CollectFds(std::vector<pollfd>* fds) override;

@@ -42,6 +42,9 @@ class TokenSource : public Pollable {
   virtual StatusOr<MaybeCredential> Get(TimePoint now) = 0;
   /// After a 401: the next Get() must not return the same cached answer.
   virtual void Invalidate() = 0;
+  /// Where the credential comes from, for a 401's message ("the token of
+  /// exec plugin P (FILE: user "u"), run 2 times"); "" = the config says.
+  virtual std::string Describe() const { return ""; }
   /// What a pending Get() waits for ("exec plugin P (...), running for
   /// 3s"); "" when nothing.
   virtual std::string Waiting(TimePoint) const { return ""; }

@@ -173,9 +173,10 @@ TEST_F(ExecTokenSourceTest, TheLockIsFreeAgainAfterTheRun) {
   EXPECT_THAT(other.ReadFresh(""), IsOk());
 }
 
-TEST_F(ExecTokenSourceTest, A401RunsThePluginAgain) {
+TEST_F(ExecTokenSourceTest, A401RunsThePluginAgainAndSaysSo) {
   // Given a token refused with 401 that the shared file still holds,
-  // expect a second run (not the file's copy).
+  // expect a second run (not the file's copy), and a description naming
+  // the plugin and both runs.
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "pending");
   Finish(s.get(), Token("t1", wall_ + 3600));
@@ -185,6 +186,9 @@ TEST_F(ExecTokenSourceTest, A401RunsThePluginAgain) {
   ASSERT_EQ(runs_.size(), 2u);
   Finish(s.get(), Token("t2", wall_ + 3600));
   EXPECT_EQ(TokenOf(s.get()), "t2");
+  EXPECT_EQ(s->Describe(),
+            "the token from exec plugin aws (KC: user \"u\"); the plugin ran "
+            "2 times in this agent");
 }
 
 TEST_F(ExecTokenSourceTest, NearExpiryRefreshes) {

@@ -199,6 +199,19 @@ exec-plugin-lock-wait)
   plugin_gone
   ok "$ms ms: $(cat "$T/err")"
   ;;
+exec-plugin-rejected)
+  # The plugin's token is refused every time: the message names the plugin
+  # and its two runs, not "no credentials configured".
+  fake_plugin
+  sed -i 's/^tok=.*/tok=wrong/' "$T/plugin.sh"
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$(wc -l < "$T/runs")" -eq 2 ] || fail "plugin ran $(wc -l < "$T/runs") times"
+  grep -q "rejected the credentials (the token from exec plugin $T/./plugin.sh (.*user \"u1\"); the plugin ran 2 times in this agent)" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "no credentials configured" "$T/err" && fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
 exec-plugin-env)
   # client-go runs the plugin per process with its environment: another
   # AWS_PROFILE is another identity, never the first one's cached token.

@@ -70,6 +70,7 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
+  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair());
   tokens_ = NewTokenSource(config_);
   // A token file or literal is checked now; an exec plugin starts now and
   // fails now only when it cannot start at all (not installed).

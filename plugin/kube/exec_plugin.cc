@@ -20,6 +20,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/client_key_pair.h"
 #include "plugin/kube/exec_protocol.h"
 
 extern char** environ;
@@ -301,6 +302,12 @@ void ExecPluginRun::Finish(int wstatus) {
   }
   result_ = ParseExecCredential(stdout_, exec_.api_version, path_);
   stdout_.clear();  // Held a token.
+  if (result_.ok() && !result_->client_cert_pem.empty()) {
+    Status pair = CheckClientKeyPair(
+        result_->client_cert_pem, result_->client_key_pem,
+        who_ + "'s status.clientCertificateData", "its status.clientKeyData");
+    if (!pair.ok()) result_ = pair;
+  }
 }
 
 }  // namespace k8s_agent::kube

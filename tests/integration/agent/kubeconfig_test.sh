@@ -229,6 +229,17 @@ exec-plugin-env)
   [ "$(wc -l < "$T/runs")" -eq 2 ] || fail "dev's cached credential was not reused"
   ok "one run per environment"
   ;;
+cert-key-mismatch)
+  # A client certificate with another pair's key: kubectl's words and both
+  # files, before any handshake (it was "x509: certificate verify failed").
+  kubeconfig "$CA_LINE" "    client-certificate: $T/api/server.crt
+    client-key: $T/api/other-ca.key"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "tls: private key does not match public key: client-key $T/api/other-ca.key is not the key of client-certificate $T/api/server.crt" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "certificate verify failed" "$T/err" && fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
 proxy-url)
   # proxy-url is used (the proxy sees the CONNECT) even with NO_PROXY.
   start_sshd

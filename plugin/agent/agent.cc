@@ -5,6 +5,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -71,14 +72,15 @@ class SignalForwarder : public Pollable {
 // The wait for one host, from the shared set-up, the host's name and its
 // ssh settings.
 WaitPolicy PolicyFor(const AgentConfig& config, const HostName& name,
-                     ssh::ResolvedSshOptions ssh) {
+                     ssh::ResolvedSshOptions ssh, Duration spent) {
   WaitPolicy policy;
   policy.ns = config.setup.ns;
   // A cluster DNS name carries its namespace unless one was configured.
   if (policy.ns.empty()) policy.ns = name.ns;
   if (policy.ns.empty()) policy.ns = config.setup.cluster.ns;
   policy.label_selector = config.setup.label_selector;
-  policy.timeout = config.setup.timeout;
+  // The first credential's wait (an exec plugin) counted against it.
+  policy.timeout = std::max(config.setup.timeout - spent, Duration::zero());
   policy.api_first_answer_timeout = config.setup.api_first_answer_timeout;
   policy.watch_idle_timeout = config.setup.watch_idle_timeout;
   policy.require_ready = config.require_ready;
@@ -106,8 +108,9 @@ StatusOr<Waiters> MakeWaiters(const AgentConfig& config, AgentRuntime* rt,
     name->original = host;
     *no_stdin = *no_stdin || ssh.no_stdin;
     waiters.push_back(std::make_unique<HostWaiter>(
-        *name, PolicyFor(config, *name, std::move(ssh)), rt->client(),
-        rt->connector(), clock, tracer, rt->seed() + 7 * waiters.size()));
+        *name, PolicyFor(config, *name, std::move(ssh), rt->credential_wait()),
+        rt->client(), rt->connector(), clock, tracer,
+        rt->seed() + 7 * waiters.size()));
   }
   return waiters;
 }

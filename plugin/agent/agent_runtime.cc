@@ -6,13 +6,36 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "plugin/agent/idle_memory.h"
 #include "plugin/base/log.h"
+#include "plugin/base/strings.h"
 
 namespace k8s_agent {
 
-AgentRuntime::AgentRuntime(Clock* clock) : loop_(clock) {}
+namespace {
+
+// Wakes the loop at a deadline; nothing else.
+class WakeAt : public Pollable {
+ public:
+  explicit WakeAt(TimePoint at) : at_(at) {}
+  void CollectFds(std::vector<pollfd>*) override {}
+  TimePoint NextWake() const override {
+    return fired_ ? TimePoint::max() : at_;
+  }
+  void OnFdReady(int, short, TimePoint) override {}
+  void OnTimer(TimePoint) override { fired_ = true; }
+  bool fired() const { return fired_; }
+
+ private:
+  TimePoint at_;
+  bool fired_ = false;
+};
+
+}  // namespace
+
+AgentRuntime::AgentRuntime(Clock* clock) : loop_(clock), clock_(clock) {}
 
 AgentRuntime::~AgentRuntime() = default;
 
@@ -29,7 +52,42 @@ StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
   rt->loop_.Add(rt->transport_.get());
   rt->seed_ = static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
               static_cast<uint64_t>(WallClockMicros());
+  K8S_RETURN_IF_ERROR(rt->AwaitCredential(setup.timeout));
   return rt;
+}
+
+// Phase 0: the first credential, before any host starts waiting, so that a
+// slow plugin is not mistaken for a silent API server (the first-answer
+// budget) and its failure is reported once, not once per host. On the loop:
+// signals and --timeout end it; the plugin dies with the transport.
+Status AgentRuntime::AwaitCredential(Duration timeout) {
+  TimePoint start = clock_->Now();
+  // No plugin to wait for (a token file, a cached credential): no loop, and
+  // --timeout is the hosts' whole.
+  {
+    StatusOr<bool> in = transport_->CredentialReady(start);
+    if (!in.ok() || *in) return in.status();
+  }
+  WakeAt deadline(Deadline::After(start, timeout).at());
+  loop_.Add(&deadline);
+  Status answer;
+  bool ready = false;
+  Status loop = loop_.RunUntil([&] {
+    StatusOr<bool> in = transport_->CredentialReady(clock_->Now());
+    if (!in.ok()) answer = in.status();
+    ready = !in.ok() || *in;
+    return ready || deadline.fired() || signals_->received() != 0;
+  });
+  loop_.Remove(&deadline);
+  credential_wait_ = clock_->Now() - start;
+  K8S_RETURN_IF_ERROR(loop);
+  if (!ready && signals_->received() == 0) {
+    return DeadlineExceededError("timed out after " + FormatDuration(timeout) +
+                                 " waiting for the API credential: " +
+                                 transport_->CredentialWait(clock_->Now()) +
+                                 " (raise --timeout, or fix the plugin)");
+  }
+  return answer;
 }
 
 Status AgentRuntime::RunUntil(const std::function<bool()>& done) {

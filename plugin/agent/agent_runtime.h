@@ -45,7 +45,11 @@ struct RunSetup {
 class AgentRuntime {
  public:
   /// Fails when signals cannot be watched or the API transport cannot be
-  /// set up (unreadable CA, certificate or token file).
+  /// set up (unreadable CA, certificate or token file), or the first
+  /// credential cannot be had: an exec plugin runs on the loop here, for at
+  /// most `setup.timeout`, while signals are served (one received ends the
+  /// wait; signals() then says which, and the plugin is killed with the
+  /// runtime).
   static StatusOr<std::unique_ptr<AgentRuntime>> Create(const RunSetup& setup,
                                                         Clock* clock);
   ~AgentRuntime();
@@ -58,6 +62,9 @@ class AgentRuntime {
   const SignalWatcher& signals() const { return *signals_; }
   /// Distinct per process, so 128 agents started at once jitter apart.
   uint64_t seed() const { return seed_; }
+  /// How long Create waited for the first credential: the hosts' waits get
+  /// what is left of --timeout.
+  Duration credential_wait() const { return credential_wait_; }
 
   /// Runs the loop until `done` or a termination signal arrives; then
   /// signals().received() says which.
@@ -71,6 +78,7 @@ class AgentRuntime {
 
  private:
   explicit AgentRuntime(Clock* clock);
+  Status AwaitCredential(Duration timeout);
 
   std::unique_ptr<SignalWatcher> signals_;
   std::unique_ptr<kube::CurlTransport> transport_;
@@ -78,6 +86,8 @@ class AgentRuntime {
   std::unique_ptr<ssh::SshConnector> connector_;
   EventLoop loop_;
   uint64_t seed_ = 0;
+  Clock* clock_;
+  Duration credential_wait_{};
 };
 
 }  // namespace k8s_agent

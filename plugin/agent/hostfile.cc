@@ -419,7 +419,9 @@ StatusOr<HostfileResult> RunHostfile(const HostfileRun& run) {
   HostfileOptions options = run.options;
   options.ns = run.setup.ns.empty() ? run.setup.cluster.ns : run.setup.ns;
   options.label_selector = run.setup.label_selector;
-  options.timeout = run.setup.timeout;
+  // The first credential's wait (an exec plugin) counted against it.
+  options.timeout =
+      std::max(run.setup.timeout - rt->credential_wait(), Duration::zero());
   options.api_first_answer_timeout = run.setup.api_first_answer_timeout;
   options.watch_idle_timeout = run.setup.watch_idle_timeout;
   options.ssh_for = run.setup.ssh_for;

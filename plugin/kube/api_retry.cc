@@ -57,7 +57,9 @@ ApiDecision ApiRetryPolicy::Decide(const Status& why, TimePoint now,
       if (token_reloaded_) {
         return Decision(
             ApiAction::kFail, Duration::zero(),
-            why.WithContext("still rejected after re-reading the token"));
+            why.WithContext(
+                "still rejected after reloading the credential (the token "
+                "file re-read, or the exec plugin run again)"));
       }
       token_reloaded_ = true;
       return Decision(ApiAction::kReloadToken, Duration::zero(), why);

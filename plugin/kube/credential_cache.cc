@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CredentialCache: a JSON file per exec config, written under flock.
+// CredentialCache: a JSON file per exec config, replaced by rename, its
+// writer chosen by a non-blocking flock.
 
 #include "plugin/kube/credential_cache.h"
 
@@ -8,6 +9,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/sha.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -23,11 +27,6 @@ namespace k8s_agent::kube {
 namespace {
 
 using nlohmann::json;
-
-// Waiting for another agent's plugin: its own run is bounded by
-// kExecTimeoutSeconds, so a lock held longer belongs to a stuck process.
-constexpr int kLockWaitMs = (kExecTimeoutSeconds + 10) * 1000;
-constexpr int kLockPollMs = 20;
 
 // mkdir -p with 0700 for what it creates; the last component must end up a
 // directory of ours that nobody else can write, or it is not used: another
@@ -93,34 +92,6 @@ Status WriteCached(const std::string& path, const ExecCredential& c) {
   return OkStatus();
 }
 
-// Holds flock(LOCK_EX) on a file for its lifetime.
-class FileLock {
- public:
-  explicit FileLock(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                   0600)) {
-    if (!fd_.valid()) return;
-    for (int waited = 0; waited < kLockWaitMs; waited += kLockPollMs) {
-      if (::flock(fd_.get(), LOCK_EX | LOCK_NB) == 0) {
-        locked_ = true;
-        return;
-      }
-      if (errno != EWOULDBLOCK && errno != EINTR) return;
-      ::usleep(kLockPollMs * 1000);
-    }
-  }
-  ~FileLock() {
-    if (locked_) ::flock(fd_.get(), LOCK_UN);
-  }
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-  bool locked() const { return locked_; }
-
- private:
-  UniqueFd fd_;
-  bool locked_ = false;
-};
-
 }  // namespace
 
 std::string CredentialCacheDir(const std::string& xdg_cache_home,
@@ -140,47 +111,117 @@ CredentialCache::CredentialCache(std::string dir, std::string key,
   }
 }
 
+std::string CredentialCache::Key(const ExecConfig& exec,
+                                 const std::string& server,
+                                 std::vector<std::string> plugin_env) {
+  // Length-prefixed fields: ("ab","c") and ("a","bc") must differ.
+  std::string data;
+  auto add = [&data](const std::string& field) {
+    data += std::to_string(field.size()) + ":" + field + ";";
+  };
+  add(exec.api_version);
+  add(exec.command);
+  add(std::to_string(exec.args.size()));
+  for (const std::string& a : exec.args) add(a);
+  add(std::to_string(exec.env.size()));
+  for (const auto& [name, value] : exec.env) {
+    add(name);
+    add(value);
+  }
+  add(exec.provide_cluster_info ? "cluster-info" : "");
+  add(server);
+  // Sorted: the order environ happens to have is not an identity. Without
+  // `_` and SHLVL, which the shell that started the agent sets per command
+  // (a job started with & differs from one in the foreground, `env CMD`
+  // from CMD): no plugin picks an identity from them.
+  plugin_env.erase(std::remove_if(plugin_env.begin(), plugin_env.end(),
+                                  [](const std::string& e) {
+                                    return StartsWith(e, "_=") ||
+                                           StartsWith(e, "SHLVL=");
+                                  }),
+                   plugin_env.end());
+  std::sort(plugin_env.begin(), plugin_env.end());
+  add(std::to_string(plugin_env.size()));
+  for (const std::string& e : plugin_env) add(e);
+  // SHA-256, not a fast hash: the environment may hold secrets
+  // (AWS_SECRET_ACCESS_KEY), and the key is a file name.
+  unsigned char digest[32];
+  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
+         digest);
+  std::string hex;
+  static const char kHex[] = "0123456789abcdef";
+  for (unsigned char c : digest) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 15];
+  }
+  return hex;
+}
+
+bool CredentialCache::shared() {
+  if (file_.empty()) return false;
+  if (private_dir_ < 0) {
+    private_dir_ = EnsurePrivateDir(dir_) ? 1 : 0;
+    if (private_dir_ == 0) {
+      LogDebug("exec credential cache " + dir_ +
+               " is not a private directory of ours; not sharing");
+    }
+  }
+  return private_dir_ == 1;
+}
+
 bool CredentialCache::Fresh(const ExecCredential& cred,
                             const std::string& stale) const {
   if (!stale.empty() && cred.token == stale) return false;
   return cred.expires_at > now_() + kCredentialMarginSeconds;
 }
 
-StatusOr<ExecCredential> CredentialCache::RunAndStore(const Runner& run) {
-  StatusOr<ExecCredential> cred = run();
-  if (!cred.ok() || file_.empty()) return cred;
-  if (cred->expires_at == 0) {
+StatusOr<ExecCredential> CredentialCache::ReadFresh(
+    const std::string& stale) const {
+  if (file_.empty() || private_dir_ != 1) return NotFoundError("no cache");
+  StatusOr<ExecCredential> cached = ReadCached(file_);
+  if (cached.ok() && !Fresh(*cached, stale)) {
+    return NotFoundError(file_ + ": expiring or refused");
+  }
+  return cached;
+}
+
+CredentialCache::Lock CredentialCache::TryLock() {
+  if (!shared()) return Lock::kUnshared;
+  if (locked_) return Lock::kHeld;
+  if (!lock_fd_.valid()) {
+    lock_fd_.reset(
+        ::open(lock_.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+  }
+  if (!lock_fd_.valid()) {
+    LogDebug("exec credential cache: could not open " + lock_ + ": " +
+             std::strerror(errno) + "; running the plugin unshared");
+    return Lock::kUnshared;
+  }
+  if (::flock(lock_fd_.get(), LOCK_EX | LOCK_NB) == 0) {
+    locked_ = true;
+    return Lock::kHeld;
+  }
+  if (errno == EWOULDBLOCK || errno == EINTR) return Lock::kBusy;
+  LogDebug("exec credential cache: flock " + lock_ + ": " +
+           std::strerror(errno) + "; running the plugin unshared");
+  return Lock::kUnshared;
+}
+
+void CredentialCache::Store(const ExecCredential& cred) {
+  if (!locked_) return;
+  if (cred.expires_at == 0) {
     // Not persisted (kubectl's cache is in memory); an old file for the
     // same config must not outlive this answer either.
     ::unlink(file_.c_str());
-  } else if (Status w = WriteCached(file_, *cred); !w.ok()) {
+  } else if (Status w = WriteCached(file_, cred); !w.ok()) {
     LogDebug("exec credential cache: " + w.message());
   }
-  return cred;
 }
 
-StatusOr<ExecCredential> CredentialCache::Get(const Runner& run,
-                                              const std::string& stale_token) {
-  if (file_.empty() || !EnsurePrivateDir(dir_)) {
-    if (!file_.empty()) {
-      LogDebug("exec credential cache " + dir_ +
-               " is not a private directory of ours; not sharing");
-    }
-    return run();
-  }
-  // Fast path: no lock when the file is good.
-  StatusOr<ExecCredential> cached = ReadCached(file_);
-  if (cached.ok() && Fresh(*cached, stale_token)) return cached;
-  FileLock lock(lock_);
-  if (!lock.locked()) {
-    LogDebug("exec credential cache: could not lock " + lock_ +
-             "; running the plugin unshared");
-    return run();
-  }
-  // Whoever held the lock may have just written a fresh one.
-  cached = ReadCached(file_);
-  if (cached.ok() && Fresh(*cached, stale_token)) return cached;
-  return RunAndStore(run);
+void CredentialCache::Release() {
+  if (!locked_) return;
+  ::flock(lock_fd_.get(), LOCK_UN);
+  locked_ = false;
 }
 
 }  // namespace k8s_agent::kube

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "plugin/base/status.h"
+#include "plugin/base/unique_fd.h"
 #include "plugin/kube/exec_credential.h"
 
 namespace k8s_agent::kube {
@@ -25,34 +27,66 @@ constexpr int64_t kCredentialMarginSeconds = 30;
 std::string CredentialCacheDir(const std::string& xdg_cache_home,
                                const std::string& home);
 
-/// One credential in DIR/KEY.json, guarded by flock(DIR/KEY.lock): the
-/// process holding the lock runs the plugin; the others wait for it and
-/// read what it wrote. Only credentials with an expiration are written
-/// (kubectl keeps the others in memory only); the directory is 0700 and
-/// owned by the user, the files 0600.
+/// One credential in DIR/KEY.json. Readers never lock: the file is replaced
+/// by rename(2), so they see the old one or the new one. Who runs the
+/// plugin is decided by flock(DIR/KEY.lock), taken only with LOCK_NB: the
+/// caller retries on a loop timer (ExecTokenSource), re-reading the file
+/// in between, so waiting for another agent never blocks the loop. Only
+/// credentials with an expiration are written (kubectl keeps the others in
+/// memory only); the directory is 0700 and owned by the user, the files
+/// 0600.
 class CredentialCache {
  public:
-  using Runner = std::function<StatusOr<ExecCredential>()>;
   using WallClock = std::function<int64_t()>;  ///< Unix seconds.
 
-  /// `dir` "" = no sharing: Get() runs the plugin every time it is called.
+  /// `dir` "" = no sharing.
   CredentialCache(std::string dir, std::string key, WallClock now);
 
-  /// A credential valid for more than the margin: the cached one, else a
-  /// fresh one from `run`. `stale_token`, when set, was refused with 401:
-  /// a cached credential holding it is not reused.
-  StatusOr<ExecCredential> Get(const Runner& run,
-                               const std::string& stale_token = "");
+  /// The hex key (SHA-256) of everything that decides which identity the
+  /// plugin answers for: the exec stanza (command, args, env, apiVersion,
+  /// provideClusterInfo), the server, and `plugin_env`, the whole
+  /// environment the plugin is given (sorted; without `_` and SHLVL, which
+  /// a shell sets per command). client-go runs the plugin
+  /// per process with that process's environment; AWS_PROFILE,
+  /// KUBECONFIG-adjacent variables or a plugin's own settings may pick
+  /// another identity, and nobody can list which ones a plugin reads.
+  static std::string Key(const ExecConfig& exec, const std::string& server,
+                         std::vector<std::string> plugin_env);
+
+  /// False when there is no directory, or it is not a private one of ours
+  /// (logged once): the plugin then runs unshared.
+  bool shared();
+
+  /// The cached credential when valid beyond the margin and not holding
+  /// `stale` (a token just refused with 401); kNotFound otherwise.
+  StatusOr<ExecCredential> ReadFresh(const std::string& stale) const;
+
+  enum class Lock {
+    kHeld,      ///< Ours until Release(): run the plugin.
+    kBusy,      ///< Another process runs it: look again later.
+    kUnshared,  ///< No lock file: run the plugin unshared.
+  };
+  /// One flock(LOCK_EX | LOCK_NB) attempt; never waits.
+  Lock TryLock();
+  /// Writes `cred` (if it expires; else removes any old file, which must
+  /// not outlive this answer), when the lock is held.
+  void Store(const ExecCredential& cred);
+  void Release();
+
+  /// Valid for more than the margin, and not `stale`.
+  bool Fresh(const ExecCredential& cred, const std::string& stale) const;
 
   /// The cache file (tests).
   std::string file() const { return file_; }
+  /// The lock file (tests).
+  std::string lock_file() const { return lock_; }
 
  private:
-  bool Fresh(const ExecCredential& cred, const std::string& stale) const;
-  StatusOr<ExecCredential> RunAndStore(const Runner& run);
-
   std::string dir_, file_, lock_;
   WallClock now_;
+  int private_dir_ = -1;  // -1 unknown, 0 no, 1 yes.
+  UniqueFd lock_fd_;
+  bool locked_ = false;
 };
 
 }  // namespace k8s_agent::kube

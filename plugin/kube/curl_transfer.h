@@ -36,6 +36,9 @@ struct CurlTransport::Transfer {
   TimePoint last_activity{};
   char errbuf[CURL_ERROR_SIZE] = {};
   bool in_multi = false;
+  // Set while the credential is being fetched (an exec plugin runs): the
+  // request is configured and added to the multi handle once it is in.
+  std::optional<HttpRequest> awaiting;
 
   int http_status = 0;
   std::map<std::string, std::string> response_headers;

@@ -70,12 +70,11 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
+  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair());
   tokens_ = NewTokenSource(config_);
-  if (!config_.token_file.empty() || !config_.token.empty() ||
-      !config_.exec.command.empty()) {
-    auto credential = tokens_->Get();
-    if (!credential.ok()) return credential.status();
-  }
+  // A token file or literal is checked now; an exec plugin starts now and
+  // fails now only when it cannot start at all (not installed).
+  K8S_RETURN_IF_ERROR(tokens_->Get(clock_->Now()).status());
   // An insecure-skip-tls-verify config was warned about once, by
   // LoadClusterConfig, where it was read.
   share_.reset(curl_share_init());
@@ -197,25 +196,20 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
                     milliseconds(request.ping_timeout_ms));
   }
   t->easy.reset(curl_easy_init());
-  Status status = t->easy ? OkStatus() : InternalError("curl_easy_init failed");
-  StatusOr<Credential> credential = Credential{};
-  if (status.ok()) credential = tokens_->Get();
-  if (status.ok() && !credential.ok()) status = credential.status();
-  if (status.ok()) status = Configure(t.get(), request, *credential);
-  if (status.ok() &&
-      curl_multi_add_handle(multi_.get(), t->easy.get()) != CURLM_OK) {
-    status = InternalError("curl_multi_add_handle failed");
-  }
-  if (status.ok()) {
-    t->in_multi = true;  // curl asks for a 0 ms timer: OnTimer starts it.
-  } else {
-    // Reported through the sink like any other failure, from the loop.
-    t->finished = true;
-    t->result = status;
-    needs_delivery_ = true;
-  }
+  Transfer* raw = t.get();
   uint64_t id = t->id;
   transfers_.emplace(id, std::move(t));
+  bool queued = false;
+  for (const auto& [other, transfer] : transfers_) {
+    queued = queued || transfer->awaiting.has_value();
+  }
+  if (!raw->easy) {
+    FailEarly(raw, InternalError("curl_easy_init failed"));
+  } else if (queued) {
+    raw->awaiting = request;  // Behind the others, for the same credential.
+  } else {
+    Launch(raw, request, clock_->Now());
+  }
   return std::make_unique<Call>(this, id);
 }
 
@@ -303,11 +297,17 @@ void CurlTransport::CollectFds(std::vector<pollfd>* fds) {
   for (const auto& [fd, events] : sockets_) {
     fds->push_back(pollfd{fd, events, 0});
   }
+  size_t first = fds->size();
+  tokens_->CollectFds(fds);
+  token_fds_.clear();
+  for (size_t i = first; i < fds->size(); ++i) {
+    token_fds_.push_back((*fds)[i].fd);
+  }
 }
 
 TimePoint CurlTransport::NextWake() const {
   if (needs_delivery_) return TimePoint();  // Due now; min() would overflow.
-  TimePoint wake = timer_at_;
+  TimePoint wake = std::min(timer_at_, tokens_->NextWake());
   for (const auto& [id, t] : transfers_) {
     if (t->in_multi && t->idle_timeout > Duration::zero()) {
       wake = std::min(wake, t->last_activity + t->idle_timeout);
@@ -319,7 +319,13 @@ TimePoint CurlTransport::NextWake() const {
   return wake;
 }
 
-void CurlTransport::OnFdReady(int fd, short revents, TimePoint) {
+void CurlTransport::OnFdReady(int fd, short revents, TimePoint now) {
+  if (std::find(token_fds_.begin(), token_fds_.end(), fd) != token_fds_.end()) {
+    tokens_->OnFdReady(fd, revents, now);
+    ResumeAwaiting(now);
+    Deliver();
+    return;
+  }
   if (sockets_.find(fd) == sockets_.end()) return;  // Closed meanwhile.
   int mask = 0;
   if (revents & (POLLIN | POLLHUP)) mask |= CURL_CSELECT_IN;
@@ -330,6 +336,8 @@ void CurlTransport::OnFdReady(int fd, short revents, TimePoint) {
 }
 
 void CurlTransport::OnTimer(TimePoint now) {
+  if (tokens_->NextWake() <= now) tokens_->OnTimer(now);
+  ResumeAwaiting(now);
   if (timer_at_ <= now) {
     timer_at_ = TimePoint::max();
     SocketAction(CURL_SOCKET_TIMEOUT, 0);

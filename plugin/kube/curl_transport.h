@@ -32,10 +32,10 @@ namespace k8s_agent::kube {
 /// The transport must outlive every HttpCall it returned.
 class CurlTransport : public HttpTransport, public Pollable {
  public:
-  /// Checks the CA, client certificate and token files are readable, gets
-  /// the first credential (an exec plugin runs here, before the event
-  /// loop) and sets up the multi handle. TLS is verified unless the kubeconfig
-  /// said insecure-skip-tls-verify.
+  /// Checks the CA, client certificate and token files are readable, asks
+  /// for the first credential (an exec plugin is started here; it runs on
+  /// the event loop, see CredentialReady) and sets up the multi handle. TLS
+  /// is verified unless the kubeconfig said insecure-skip-tls-verify.
   static StatusOr<std::unique_ptr<CurlTransport>> Create(
       const ClusterConfig& config, Clock* clock);
   ~CurlTransport() override;
@@ -47,6 +47,19 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// The next request re-reads the token file even if it looks unchanged,
   /// or gets a new exec credential (not the one just refused).
   void InvalidateToken() override;
+  std::string DescribeCredential() const override {
+    return tokens_->Describe();
+  }
+
+  /// Whether the credential is in (true) or still being fetched (false);
+  /// a failed fetch is returned once. Requests started meanwhile wait for
+  /// it, with their sinks not called until it is in or failed.
+  StatusOr<bool> CredentialReady(TimePoint now);
+  /// What the credential waits for ("exec plugin P has not printed a
+  /// credential after 3s ..."); "" when it does not.
+  std::string CredentialWait(TimePoint now) const {
+    return tokens_->Waiting(now);
+  }
 
   void CollectFds(std::vector<pollfd>* fds) override;
   TimePoint NextWake() const override;
@@ -74,9 +87,16 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   CurlTransport(const ClusterConfig& config, Clock* clock);
   Status Init();
+  Status CheckConfiguredKeyPair() const;
   void SetTransferOptions(Transfer* t, bool streaming);
   Status Configure(Transfer* t, const HttpRequest& request,
                    const Credential& credential);
+  // Adds `t` to the multi handle with the current credential, or leaves it
+  // awaiting one; a failure is delivered through its sink.
+  void Launch(Transfer* t, const HttpRequest& request, TimePoint now);
+  // The awaited credential is in, or failed: the waiting requests go.
+  void ResumeAwaiting(TimePoint now);
+  void FailEarly(Transfer* t, Status why);
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
@@ -122,6 +142,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   long connections_opened_ = 0;
 
   std::unique_ptr<TokenSource> tokens_;
+  std::vector<int> token_fds_;  // The token source's, from CollectFds.
 };
 
 }  // namespace k8s_agent::kube

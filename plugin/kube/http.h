@@ -67,6 +67,9 @@ class HttpTransport {
   /// Forgets the cached bearer token so the next request re-reads the
   /// token file (after a 401: projected tokens rotate). Default: nothing.
   virtual void InvalidateToken() {}
+  /// Where the credential came from, for a 401's message, when the config
+  /// alone cannot say ("the token of exec plugin P, which ran 2 time(s)").
+  virtual std::string DescribeCredential() const { return ""; }
 };
 
 }  // namespace k8s_agent::kube

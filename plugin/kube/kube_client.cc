@@ -273,7 +273,11 @@ Status KubeClient::AnswerError(
       std::string("\"") + verb + "\" \"pods\" in namespace \"" + ns + "\"";
   switch (s.code()) {
     case Code::kUnauthenticated: {
-      std::string credentials = !config_.token_file.empty()
+      // An exec plugin's token: its command, and how often it ran (the
+      // transport knows; the config does not).
+      std::string from_transport = transport_->DescribeCredential();
+      std::string credentials = !from_transport.empty() ? from_transport
+                                : !config_.token_file.empty()
                                     ? "token file " + config_.token_file
                                 : !config_.token.empty() ? "kubeconfig token"
                                 : !config_.client_cert_file.empty() ||

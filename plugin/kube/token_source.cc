@@ -7,14 +7,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <utility>
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/bearer_token.h"
-#include "plugin/kube/credential_cache.h"
-#include "plugin/kube/exec_credential.h"
+#include "plugin/kube/exec_token_source.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -23,11 +21,11 @@ namespace {
 class LiteralTokenSource : public TokenSource {
  public:
   explicit LiteralTokenSource(std::string token) : token_(std::move(token)) {}
-  StatusOr<Credential> Get() override {
-    if (token_.empty()) return Credential{};
+  StatusOr<MaybeCredential> Get(TimePoint) override {
+    if (token_.empty()) return MaybeCredential(Credential{});
     K8S_ASSIGN_OR_RETURN(std::string token,
                          BearerTokenFrom(token_, "the kubeconfig's token"));
-    return Credential{std::move(token), "", ""};
+    return MaybeCredential(Credential{std::move(token), "", ""});
   }
   void Invalidate() override {}
 
@@ -40,7 +38,7 @@ class LiteralTokenSource : public TokenSource {
 class FileTokenSource : public TokenSource {
  public:
   explicit FileTokenSource(std::string path) : path_(std::move(path)) {}
-  StatusOr<Credential> Get() override;
+  StatusOr<MaybeCredential> Get(TimePoint) override;
   void Invalidate() override { valid_ = false; }
 
  private:
@@ -52,7 +50,7 @@ class FileTokenSource : public TokenSource {
   int64_t mtime_ns_ = -1;
 };
 
-StatusOr<Credential> FileTokenSource::Get() {
+StatusOr<MaybeCredential> FileTokenSource::Get(TimePoint) {
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) {
     return UnauthenticatedError("token file " + path_ + ": " +
@@ -70,46 +68,7 @@ StatusOr<Credential> FileTokenSource::Get() {
     size_ = st.st_size;
     mtime_ns_ = mtime_ns;
   }
-  return Credential{token_, "", ""};
-}
-
-// An exec plugin behind the cross-process cache. The credential is kept in
-// memory too: one without an expiration lives only here, as in kubectl.
-class ExecTokenSource : public TokenSource {
- public:
-  ExecTokenSource(const ExecConfig& exec, ExecClusterInfo info)
-      : exec_(exec),
-        info_(std::move(info)),
-        cache_(exec.cache_dir, ExecCacheKey(exec, info_.server),
-               [] { return static_cast<int64_t>(std::time(nullptr)); }) {}
-  StatusOr<Credential> Get() override;
-  void Invalidate() override { stale_ = true; }
-
- private:
-  ExecConfig exec_;
-  ExecClusterInfo info_;
-  CredentialCache cache_;
-  ExecCredential cred_;
-  bool have_ = false;
-  bool stale_ = false;
-};
-
-StatusOr<Credential> ExecTokenSource::Get() {
-  int64_t now = std::time(nullptr);
-  bool expiring = cred_.expires_at != 0 &&
-                  cred_.expires_at <= now + kCredentialMarginSeconds;
-  if (!have_ || stale_ || expiring) {
-    // After a 401 the token just refused must not come back from the file
-    // another agent wrote before; a newer one there is fine.
-    std::string refused = stale_ ? cred_.token : "";
-    StatusOr<ExecCredential> fresh =
-        cache_.Get([this] { return RunExecPlugin(exec_, info_); }, refused);
-    if (!fresh.ok()) return fresh.status();
-    cred_ = std::move(fresh).value();
-    have_ = true;
-    stale_ = false;
-  }
-  return Credential{cred_.token, cred_.client_cert_pem, cred_.client_key_pem};
+  return MaybeCredential(Credential{token_, "", ""});
 }
 
 }  // namespace
@@ -131,7 +90,7 @@ std::unique_ptr<TokenSource> NewTokenSource(const ClusterConfig& config) {
     if (pem.ok()) info.ca_pem = *pem;
   }
   info.proxy_url = config.proxy_url;
-  return std::make_unique<ExecTokenSource>(config.exec, std::move(info));
+  return ExecTokenSource::ForConfig(config.exec, info);
 }
 
 }  // namespace k8s_agent::kube

@@ -6,8 +6,12 @@
 #define K8S_AGENT_PLUGIN_KUBE_TOKEN_SOURCE_H_
 
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "plugin/base/clock.h"
+#include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
 
@@ -20,17 +24,35 @@ struct Credential {
   std::string client_key_pem;
 };
 
+/// A credential, or none yet: an exec plugin is being run for it.
+using MaybeCredential = std::optional<Credential>;
+
 /// Abstract so the transport need not know whether a file, a literal or a
-/// plugin answers.
-class TokenSource {
+/// plugin answers. A Pollable: an exec source runs its plugin as a child
+/// whose pipes join the loop (the transport forwards its own Pollable calls
+/// here); the others have nothing to wait on.
+class TokenSource : public Pollable {
  public:
-  virtual ~TokenSource() = default;
-  /// The credential for the next request. An exec source may run its
-  /// plugin here (blocking, bounded by kExecTimeoutSeconds): at start-up,
-  /// when the credential nears its expiry, and after Invalidate().
-  virtual StatusOr<Credential> Get() = 0;
+  ~TokenSource() override = default;
+  /// The credential for the next request; std::nullopt while an exec
+  /// plugin runs for it (started here: at start-up, when the credential
+  /// nears its expiry, after Invalidate()), or while another agent holds
+  /// the shared cache's lock. Never blocks. A failed run is returned once,
+  /// then the next call starts again.
+  virtual StatusOr<MaybeCredential> Get(TimePoint now) = 0;
   /// After a 401: the next Get() must not return the same cached answer.
   virtual void Invalidate() = 0;
+  /// Where the credential comes from, for a 401's message ("the token of
+  /// exec plugin P (FILE: user "u"), run 2 times"); "" = the config says.
+  virtual std::string Describe() const { return ""; }
+  /// What a pending Get() waits for ("exec plugin P (...), running for
+  /// 3s"); "" when nothing.
+  virtual std::string Waiting(TimePoint) const { return ""; }
+
+  void CollectFds(std::vector<pollfd>*) override {}
+  TimePoint NextWake() const override { return TimePoint::max(); }
+  void OnFdReady(int, short, TimePoint) override {}
+  void OnTimer(TimePoint) override {}
 };
 
 /// The source `config` asks for: exec, token file, literal, or none.

@@ -52,7 +52,9 @@ TEST_F(ApiRetryPolicyTest, UnauthenticatedReloadsTheTokenOncePerSuccess) {
             ApiAction::kReloadToken);
   ApiDecision d = Decide(UnauthenticatedError("401"));
   EXPECT_EQ(d.action, ApiAction::kFail);
-  EXPECT_THAT(d.status, StatusIs(Code::kUnauthenticated, "re-reading"));
+  EXPECT_THAT(d.status,
+              StatusIs(Code::kUnauthenticated,
+                       "still rejected after reloading the credential"));
   policy_.OnSuccess();
   EXPECT_EQ(Decide(UnauthenticatedError("401")).action,
             ApiAction::kReloadToken);

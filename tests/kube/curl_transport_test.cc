@@ -9,13 +9,18 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <filesystem>
+#include <fstream>
 #include <optional>
+#include <string>
 
 #include "plugin/base/unique_fd.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 class RecordingSink : public HttpSink {
  public:
@@ -93,6 +98,51 @@ TEST(CurlTransportTest, CancelBeforeCompletionSilencesSink) {
   EXPECT_EQ((*transport)->active_requests(), 0u);
   (*transport)->OnTimer(RealClock::Get()->Now());
   EXPECT_FALSE(sink.done.has_value());
+}
+
+TEST(CurlTransportTest, RequestsWaitForTheExecPluginThenGetItsAnswer) {
+  // Given an exec plugin that fails, expect Create to return while it
+  // runs, the request to wait unsent, and then to end with the plugin's
+  // error from the loop; a second request runs the plugin again.
+  char tmpl[] = "/tmp/k8s-transport-exec-XXXXXX";
+  std::string dir = ::mkdtemp(tmpl);
+  std::string plugin = dir + "/plugin";
+  {
+    std::ofstream(plugin) << "#!/bin/sh\necho $$ >> " << dir
+                          << "/runs\necho 'login needed' >&2\nexit 3\n";
+  }
+  std::filesystem::permissions(plugin, std::filesystem::perms::owner_all);
+  ClusterConfig c;
+  c.server = "https://127.0.0.1:1";
+  c.exec.api_version = kExecApiV1;
+  c.exec.command = plugin;
+  c.exec.interactive_mode = "Never";
+  c.exec.where = "KC: user \"u\"";
+  auto transport = CurlTransport::Create(c, RealClock::Get());
+  ASSERT_THAT(transport, IsOk());
+  StatusOr<bool> ready = (*transport)->CredentialReady(RealClock::Get()->Now());
+  ASSERT_THAT(ready.status(), IsOk());
+  EXPECT_FALSE(*ready) << "the plugin's pipes were not read yet";
+  EXPECT_THAT((*transport)->CredentialWait(RealClock::Get()->Now()),
+              HasSubstr("exec plugin " + plugin + " (KC: user \"u\")"));
+  EventLoop loop(RealClock::Get());
+  loop.Add(transport->get());
+  RecordingSink sink;
+  auto call = (*transport)->Start(HttpRequest{}, &sink);
+  ASSERT_THAT(loop.RunUntil([&] { return sink.done.has_value(); }), IsOk());
+  EXPECT_THAT(*sink.done, StatusIs(Code::kFailedPrecondition,
+                                   plugin + " exited with status 3: \"login "
+                                            "needed\""));
+  RecordingSink again;
+  auto second = (*transport)->Start(HttpRequest{}, &again);
+  ASSERT_THAT(loop.RunUntil([&] { return again.done.has_value(); }), IsOk());
+  EXPECT_THAT(*again.done, StatusIs(Code::kFailedPrecondition, "status 3"));
+  std::ifstream runs(dir + "/runs");
+  int n = 0;
+  for (std::string line; std::getline(runs, line);) ++n;
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(loop.zero_timeout_streak(), 0);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -59,6 +59,21 @@ EXEC_LINES="    exec:
       args: [--cluster, c1]
       interactiveMode: Never"
 
+# A plugin that starts a child and hangs, as an SSO helper waiting for a
+# login does: $T/plugin.pid and $T/child.pid say who to look for after.
+hanging_plugin() {
+  printf '#!/bin/sh\necho $$ > "%s/plugin.pid"\nsleep 300 &\necho $! > "%s/child.pid"\nwait\n' "$T" "$T" > "$T/plugin.sh"
+  chmod +x "$T/plugin.sh"
+}
+plugin_started() { [ -s "$T/child.pid" ]; }
+# gone PID: no such process, or only its zombie (its parent, killed with
+# it, leaves the reaping to init).
+gone() { [ ! -e "/proc/$1" ] || [ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+plugin_gone() {
+  wait_for 2 gone "$(cat "$T/plugin.pid")" || fail "plugin $(cat "$T/plugin.pid") outlived the agent"
+  wait_for 2 gone "$(cat "$T/child.pid")" || fail "the plugin's child $(cat "$T/child.pid") outlived the agent"
+}
+
 wait_only() {  # wait_only [ENV=...]: one --wait-only run for w-0; sets RC
   env "$@" "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 10s \
     --wait-only w-0 > "$T/out" 2> "$T/err"
@@ -123,6 +138,106 @@ exec-plugin-fails)
   wait_only
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'no-such-plugin-k8s.*not found.*installHint: install it with apt-get' "$T/err" || fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+exec-plugin-hangs)
+  # A hung plugin: --timeout 3s ends the agent at 3 s, naming the plugin,
+  # and the plugin and its child are gone (it used to take 60 s).
+  hanging_plugin
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  t0=$(date +%s%N)
+  "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 3s \
+    --wait-only w-0 > "$T/out" 2> "$T/err"
+  RC=$?
+  ms=$(ms_since "$t0")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$ms" -lt 4500 ] || fail "took $ms ms for --timeout 3s"
+  grep -q "timed out after 3.0s waiting for the API credential: exec plugin $T/./plugin.sh (.*kubeconfig: user \"u1\") has not printed a credential after 3" "$T/err" || fail "message: $(cat "$T/err")"
+  plugin_gone
+  ok "$ms ms: $(cat "$T/err")"
+  ;;
+exec-plugin-sigterm)
+  # SIGTERM while the plugin hangs ends the agent at once, plugin and all.
+  hanging_plugin
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 60s \
+    --wait-only w-0 > "$T/out" 2> "$T/err" &
+  AGENT_PID=$!
+  wait_for 10 plugin_started || fail "the plugin did not start"
+  t0=$(date +%s%N)
+  kill -TERM "$AGENT_PID"
+  wait "$AGENT_PID"
+  RC=$?
+  ms=$(ms_since "$t0")
+  AGENT_PID=
+  [ $RC -eq 143 ] || fail "rc $RC, want 143"
+  [ "$ms" -lt 1000 ] || fail "took $ms ms after SIGTERM"
+  plugin_gone
+  ok "ended $ms ms after SIGTERM"
+  ;;
+exec-plugin-lock-wait)
+  # A second agent waiting for the first one's plugin (the shared cache's
+  # lock) still ends at its own --timeout 3s, saying what it waited for.
+  hanging_plugin
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 60s \
+    --wait-only w-0 > "$T/out.1" 2> "$T/err.1" &
+  AGENT_PID=$!
+  wait_for 10 plugin_started || fail "the plugin did not start"
+  t0=$(date +%s%N)
+  "$AGENT" "${SSH_ARGS[@]}" --kubeconfig "$T/kubeconfig" --timeout 3s \
+    --wait-only w-0 > "$T/out" 2> "$T/err"
+  RC=$?
+  ms=$(ms_since "$t0")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$ms" -lt 4500 ] || fail "took $ms ms for --timeout 3s"
+  grep -q "waiting for the API credential: another agent's run of exec plugin $T/./plugin.sh .* has held .*\.lock for 3" "$T/err" || fail "message: $(cat "$T/err")"
+  [ "$(wc -l < "$T/runs" 2>/dev/null || echo 0)" -le 1 ] || fail "the second agent ran the plugin too"
+  kill -TERM "$AGENT_PID"
+  wait "$AGENT_PID"
+  AGENT_PID=
+  plugin_gone
+  ok "$ms ms: $(cat "$T/err")"
+  ;;
+exec-plugin-rejected)
+  # The plugin's token is refused every time: the message names the plugin
+  # and its two runs, not "no credentials configured".
+  fake_plugin
+  sed -i 's/^tok=.*/tok=wrong/' "$T/plugin.sh"
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  [ "$(wc -l < "$T/runs")" -eq 2 ] || fail "plugin ran $(wc -l < "$T/runs") times"
+  grep -q "rejected the credentials (the token from exec plugin $T/./plugin.sh (.*user \"u1\"); the plugin ran 2 times in this agent)" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "no credentials configured" "$T/err" && fail "message: $(cat "$T/err")"
+  ok "$(cat "$T/err")"
+  ;;
+exec-plugin-env)
+  # client-go runs the plugin per process with its environment: another
+  # AWS_PROFILE is another identity, never the first one's cached token.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  fake_plugin
+  kubeconfig "$CA_LINE" "$EXEC_LINES"
+  wait_only AWS_PROFILE=dev
+  [ $RC -eq 0 ] || fail "dev: rc $RC"
+  wait_only AWS_PROFILE=prod
+  [ $RC -eq 0 ] || fail "prod: rc $RC"
+  [ "$(wc -l < "$T/runs")" -eq 2 ] || fail "plugin ran $(wc -l < "$T/runs") times for two profiles"
+  wait_only AWS_PROFILE=dev
+  [ $RC -eq 0 ] || fail "dev again: rc $RC"
+  [ "$(wc -l < "$T/runs")" -eq 2 ] || fail "dev's cached credential was not reused"
+  ok "one run per environment"
+  ;;
+cert-key-mismatch)
+  # A client certificate with another pair's key: kubectl's words and both
+  # files, before any handshake (it was "x509: certificate verify failed").
+  kubeconfig "$CA_LINE" "    client-certificate: $T/api/server.crt
+    client-key: $T/api/other-ca.key"
+  wait_only
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "tls: private key does not match public key: client-key $T/api/other-ca.key is not the key of client-certificate $T/api/server.crt" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q "certificate verify failed" "$T/err" && fail "message: $(cat "$T/err")"
   ok "$(cat "$T/err")"
   ;;
 proxy-url)

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The ExecCredential protocol's data: the input the plugin gets, the
-// answer it prints, and which executable it is.
+// The ExecCredential protocol: the input the plugin gets and the answer
+// it prints.
 
-#include "plugin/kube/exec_credential.h"
-
-#include <unistd.h>
+#include "plugin/kube/exec_protocol.h"
 
 #include <cstdint>
-#include <cstdio>
 #include <ctime>
 #include <string>
 
@@ -21,13 +18,6 @@ namespace k8s_agent::kube {
 namespace {
 
 using nlohmann::json;
-
-// client-go's words, so a user searching for them finds the same docs.
-constexpr char kInstallHintIntro[] =
-    "It looks like you are trying to use a client-go credential plugin that "
-    "is not installed. To learn more about this feature, consult the "
-    "documentation available at: https://kubernetes.io/docs/reference/"
-    "access-authn-authz/authentication/#client-go-credential-plugins";
 
 std::string StringField(const json& object, const char* key) {
   auto it = object.find(key);
@@ -47,16 +37,6 @@ int Num(std::string_view s, size_t pos, size_t n) {
   int v = 0;
   for (size_t i = pos; i < pos + n; ++i) v = v * 10 + (s[i] - '0');
   return v;
-}
-
-// FNV-1a, 64 bits. The key only names a cache file inside the user's own
-// 0700 directory, so it needs to be stable and collision-poor, not secret.
-uint64_t Fnv1a(std::string_view data, uint64_t h) {
-  for (char c : data) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
 }
 
 }  // namespace
@@ -181,56 +161,6 @@ StatusOr<ExecCredential> ParseExecCredential(std::string_view text,
     cred.expires_at = *at;
   }
   return cred;
-}
-
-StatusOr<std::string> ResolveExecCommand(const ExecConfig& exec,
-                                         const std::string& path_env) {
-  auto not_found = [&](const std::string& detail) {
-    std::string message = exec.where + ": exec plugin command \"" +
-                          Printable(exec.command) + "\" " + detail + ". " +
-                          kInstallHintIntro;
-    if (!exec.install_hint.empty()) {
-      message += ". installHint: " + Printable(exec.install_hint, 2048);
-    }
-    return FailedPreconditionError(message);
-  };
-  if (exec.command.find('/') != std::string::npos) {
-    if (::access(exec.command.c_str(), X_OK) != 0) {
-      return not_found("is not an executable file");
-    }
-    return exec.command;
-  }
-  for (const std::string& dir : Split(path_env, ':')) {
-    // An empty $PATH entry is the current directory, as in execvp.
-    std::string candidate = (dir.empty() ? "." : dir) + "/" + exec.command;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return not_found("was not found in $PATH");
-}
-
-std::string ExecCacheKey(const ExecConfig& exec, const std::string& server) {
-  // Length-prefixed fields: ("ab","c") and ("a","bc") must differ.
-  std::string data;
-  auto add = [&data](const std::string& field) {
-    data += std::to_string(field.size()) + ":" + field + ";";
-  };
-  add(exec.api_version);
-  add(exec.command);
-  add(std::to_string(exec.args.size()));
-  for (const std::string& a : exec.args) add(a);
-  add(std::to_string(exec.env.size()));
-  for (const auto& [name, value] : exec.env) {
-    add(name);
-    add(value);
-  }
-  add(exec.provide_cluster_info ? "cluster-info" : "");
-  add(server);
-  char hex[33];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx%016llx",
-      static_cast<unsigned long long>(Fnv1a(data, 0xcbf29ce484222325ULL)),
-      static_cast<unsigned long long>(Fnv1a(data, 0x84222325cbf29ce4ULL)));
-  return hex;
 }
 
 }  // namespace k8s_agent::kube

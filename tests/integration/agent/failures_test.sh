@@ -16,7 +16,7 @@ bad-hosts)
   for h in 'w/0' 'w?x' 'w#0' 'w%2e' '..' 'a b' $'w\n0' "$(printf 'x%.0s' $(seq 1 300))"; do
     run_agent "$h" true
     [ $RC -eq 255 ] || fail "host '$h': rc $RC"
-    grep -q 'invalid host name\|empty host name' "$T/err" || fail "host '$h': $(cat "$T/err")"
+    grep -q 'invalid host name\|empty host name\|contains invalid characters' "$T/err" || fail "host '$h': $(cat "$T/err")"
   done
   [ "$(requests)" = 0 ] || fail "a bad host reached the API server"
   ok "rejected before any request"

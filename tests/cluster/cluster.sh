@@ -22,7 +22,7 @@ cl_names
 # stock_root: the unchanged image of c07_stock_image (tests/bed/minbase_root.sh) cached, or built here when
 # K8S_SSHD_BUILD=1 (as the portable sshd's test would, which ctest runs later on a cold machine), within
 # K8S_SSHD_BUILD_BUDGET seconds (default 900; ~2.5 min cold). Otherwise, or when it cannot be built here,
-# $CL_STATE.no-stock says why and only c07 skips: the other scenarios need no stock image.
+# $CL_STATE.no-stock says why and only c07 and c08 skip: the other scenarios need no stock image.
 stock_root() {
   local minbase="$HERE/../bed/minbase_root.sh" out rc b0=$SECONDS
   "$minbase" check 2>/dev/null && return 0
@@ -109,7 +109,7 @@ down) down ;;
   [[ -f "$CL_STATE.skip" ]] && { echo "SKIP: $(cat "$CL_STATE.skip")"; exit 77; }
   [[ -f "$CL_STATE.failed" ]] && { echo "FAIL: $(cat "$CL_STATE.failed")"; exit 1; }
   [[ -e "$CL_STATE/up" ]] || { echo "FAIL: no cluster at $CL_STATE (run: cluster.sh --state $CL_STATE up)"; exit 1; }
-  [[ "$cmd" == c07_stock_image && -f "$CL_STATE.no-stock" ]] && { echo "SKIP: $(cat "$CL_STATE.no-stock")"; exit 77; }
+  [[ "$cmd" == c0[78]_*stock* && -f "$CL_STATE.no-stock" ]] && { echo "SKIP: $(cat "$CL_STATE.no-stock")"; exit 77; }
   # shellcheck source=tests/cluster/scenarios.sh
   source "$HERE/scenarios.sh"
   cs_run "$cmd"

@@ -15,10 +15,12 @@
 #                         has the same hostname, never the Failed pod
 #   c05_fail_fast         ErrImageNeverPull and a crash-looping worker fail at once with the real reason;
 #                         a pod whose sidecar crash-loops while sshd answers still launches
-#   c06_tree_spawn        4 workers, Open MPI 4 tree spawn at radix 1: agents in the workers, with their own
-#                         projected tokens, launch the rest
+#   c06_tree_spawn        4 workers, Open MPI 4 tree spawn at radix 1 with '='-bearing plm_rsh_args: agents
+#                         in the workers, with their own projected tokens, launch the rest
 #   c07_stock_image       workers and launcher from an unchanged image with Open MPI 5 and no OpenSSH: the
 #                         delivery image's init container gives them the agent and the sshd
+#   c08_ompi5_tree_stock  the same example with 4 workers under Open MPI 5 tree spawn (radix 2, then 1):
+#                         PRRTE cuts its plm_ssh_args at '=', the workers' agents complete them
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -351,6 +353,8 @@ c05_fail_fast() {
     '{.status.containerStatuses[?(@.name=="sidecar")].restartCount}') restarts)"
 }
 
+# Open MPI 4 tree spawn at radix 1 over 4 workers, with '='-bearing plm_rsh_args as operators pass them
+# (ORTE forwards them to the workers' orteds on their command lines).
 c06_tree_spawn() {
   local n sources ips ip from_workers=0
   cs_secret
@@ -358,7 +362,7 @@ c06_tree_spawn() {
   cs_workers 4
   cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || cs_fail "creating the workers"
   cs_launcher_job launcher \
-    'mpirun --mca routed_radix 1 -H mpi-worker-0,mpi-worker-1,mpi-worker-2,mpi-worker-3 -n 4 hostname' \
+    'mpirun --mca routed_radix 1 --mca plm_rsh_args "-o ConnectionAttempts=10 -o ServerAliveInterval=30" -H mpi-worker-0,mpi-worker-1,mpi-worker-2,mpi-worker-3 -n 4 hostname' \
     app.kubernetes.io/name=mpi-worker
   cs_wait_job launcher 240
   cat "$CS_WORK/launcher.log"
@@ -392,4 +396,48 @@ c07_stock_image() {
     grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
   done
   cs_step "ran on the stock image's workers with the delivered sshd"
+}
+
+# Agents' pod reads from worker pods (tree spawn): how many of the workers' IPs (label app.kubernetes.io/name
+# = $1) the audit log shows as sources of the agents' requests, each made with that pod's own projected token
+# (the workers' service account: the launcher's pod has its own IP).
+cs_reads_from_workers() {
+  local ips sources ip n=0
+  ips="$(cs_jsonpath pods "{.items[?(@.metadata.labels.app\.kubernetes\.io/name==\"$1\")].status.podIP}")"
+  sources="$(cs_agent_requests | awk '$1 == "list" || $1 == "watch" || $1 == "get" {print $3}' | sort -u |
+    tr '\n' ' ')"
+  for ip in $ips; do [[ " $sources" == *" $ip "* ]] && n=$((n + 1)); done
+  cs_step "pod reads from $sources(workers: $ips): $n from workers" >&2
+  echo "$n"
+}
+
+# Open MPI 5 tree spawn on the stock image (the example as written, 4 workers): radix 2 (the launcher's
+# prterun starts train-worker-0 and -1, the prted on -0 starts -2 and -3), then radix 1 (a chain: -0's prted
+# starts -1, ...; the audit log then shows reads from three workers, which radix 2 alone cannot). The example's
+# plm_ssh_args hold "-o UserKnownHostsFile=/etc/ssh-secret/known_hosts", which PRRTE forwards to the workers'
+# prteds cut at its '=': the workers' agents complete it from what the launcher's agent handed down.
+c08_ompi5_tree_stock() {
+  local radix n got
+  cs_secret
+  cs_rbac
+  for radix in 2 1; do
+    sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
+      -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
+      -e "s|name: train-launcher|name: train-launcher-r$radix|" \
+      -e "s|args: \[\"mpirun\", \"--allow-run-as-root\", \"-H\", \"train-worker-0,train-worker-1\", \"-n\", \"2\"|args: [\"mpirun\", \"--allow-run-as-root\", \"--prtemca\", \"rml_base_radix\", \"$radix\", \"-H\", \"train-worker-0,train-worker-1,train-worker-2,train-worker-3\", \"-n\", \"4\"|" \
+      "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock-r$radix.yaml"
+    grep -q "rml_base_radix\", \"$radix\"" "$CS_WORK/stock-r$radix.yaml" && grep -q 'replicas: 4' "$CS_WORK/stock-r$radix.yaml" ||
+      cs_fail "images/k8s/examples/stock-image.yaml changed its launcher args or replicas"
+    cs_k apply -f "$CS_WORK/stock-r$radix.yaml" >/dev/null || cs_fail "applying the stock-image example (radix $radix)"
+    cs_wait_job "train-launcher-r$radix" 240
+    cat "$CS_WORK/train-launcher-r$radix.log"
+    for n in 0 1 2 3; do
+      grep -qx "train-worker-$n" "$CS_WORK/train-launcher-r$radix.log" ||
+        cs_fail "radix $radix: no rank ran on train-worker-$n"
+    done
+    got="$(cs_reads_from_workers train-worker)"
+    # Radix 1: three workers' prteds launch the next; radix 2: train-worker-0's launches -2 and -3.
+    ((got >= (radix == 1 ? 3 : 1))) || cs_fail "radix $radix: only $got workers' agents read pods"
+    cs_step "radix $radix: ranks on all 4 workers, $got workers' agents launched the next level"
+  done
 }

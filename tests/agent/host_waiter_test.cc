@@ -1184,7 +1184,8 @@ TEST_F(HostWaiterTest, UnauthorizedLookupReloadsTheTokenOnce) {
   ASSERT_EQ(http_.size(), 2u);
   http_.Respond(1, 401, R"({"kind":"Status","code":401})");
   EXPECT_EQ(w.state(), State::kFailed);
-  EXPECT_THAT(w.status(), StatusIs(Code::kUnauthenticated, "reloading the credential"));
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kUnauthenticated, "reloading the credential"));
 }
 
 TEST_F(HostWaiterTest, TooLargeAnswerFailsWithoutRetry) {

@@ -159,8 +159,19 @@ int JoinLaunchTree(std::vector<std::string>* args,
             std::to_string(parent->level) + " agent's";
     *args = std::move(completed);
   }
-  // The pod's own settings win; the tree fills in what the session lacks.
-  for (const auto& [name, value] : parent->env) env->emplace(name, value);
+  // The pod's own settings win; the tree fills in what the session lacks,
+  // but a file of the launching pod (a generated ssh_config, a trace) only
+  // where this pod has it too.
+  for (const auto& [name, value] : parent->env) {
+    if (env->count(name) != 0) continue;
+    if (IsFileSetting(name) && ::access(value.c_str(), F_OK) != 0) {
+      *note += std::string(note->empty() ? "" : "; ") + "not taking " + name +
+               "=" + value + " from the level " +
+               std::to_string(parent->level) + " agent: no such file here";
+      continue;
+    }
+    env->emplace(name, value);
+  }
   return level;
 }
 

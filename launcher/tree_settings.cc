@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "launcher/option_table.h"
 #include "plugin/base/base64.h"
 #include "plugin/base/strings.h"
 
@@ -109,6 +110,17 @@ std::map<std::string, std::string> TreeEnvironment(
     }
   }
   return out;
+}
+
+bool IsFileSetting(const std::string& name) {
+  if (name == "K8S_AGENT_CONFIG") return true;
+  for (const LongOption& opt : LongOptions()) {
+    if (opt.arg != nullptr && std::string_view(opt.arg) == "FILE" &&
+        EnvName(opt) == name) {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string TreeLaunchCommand(const std::string& command,

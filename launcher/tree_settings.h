@@ -66,6 +66,11 @@ bool IsTreeLaunch(const std::vector<std::string>& words);
 std::map<std::string, std::string> TreeEnvironment(
     const std::map<std::string, std::string>& env);
 
+/// True for the variables that name a file of the pod they were set in
+/// (K8S_AGENT_CONFIG and every FILE option's K8S_AGENT_* spelling): a tree
+/// hands them to another pod only where that file exists too.
+bool IsFileSetting(const std::string& name);
+
 /// The command for the remote login shell: `command` after the lines that
 /// export `settings` and keep the session's stderr open on kTreeReportFd
 /// with its identity in kTreeReportEnv, and that say so on stderr when the

@@ -89,6 +89,16 @@ TEST(TreeSettingsTest, HandsDownTheAgentsSettingsButNeverItsOwnState) {
                               "KUBERNETES_SERVICE_PORT", "443")));
 }
 
+TEST(TreeSettingsTest, KnowsWhichVariablesNameAFileOfThePod) {
+  EXPECT_TRUE(IsFileSetting("K8S_AGENT_SSH_CONFIG"));
+  EXPECT_TRUE(IsFileSetting("K8S_AGENT_KUBECONFIG"));
+  EXPECT_TRUE(IsFileSetting("K8S_AGENT_TRACE"));
+  EXPECT_TRUE(IsFileSetting("K8S_AGENT_CONFIG"));
+  EXPECT_FALSE(IsFileSetting("K8S_AGENT_NAMESPACE"));
+  EXPECT_FALSE(IsFileSetting("K8S_AGENT_TIMEOUT"));
+  EXPECT_FALSE(IsFileSetting("KUBERNETES_SERVICE_HOST"));
+}
+
 TEST(TreeSettingsTest, ShCommandExportsTheSettingsAndKeepsStderr) {
   TreeSettings s;
   s.via = "w-0";

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The workers' sshd side by side (issue 24): k8s-agent-sshd running the portable sshd (Debian 13's OpenSSH
+# The workers' sshd side by side: k8s-agent-sshd running the portable sshd (Debian 13's OpenSSH
 # 10.0, scripts/sshd_build.sh) against Debian 12's packaged sshd (OpenSSH 9.2), in one run, in a network
 # namespace of its own (loopback only), with the same job keys and the config k8s-agent-sshd writes:
 #   1 start -> accepting   fork to the first accepted TCP connection, RUNS starts each: k8s-agent-sshd

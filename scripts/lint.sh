@@ -18,7 +18,7 @@ fi
 mapfile -t sources < <(git ls-files '*.cc' '*.h')
 clang-format --dry-run --Werror "${sources[@]}"
 # A production file past 600 lines holds more than one thing: split it
-# (issue 28 item 3). Tests are not counted.
+# (tests are not counted).
 max_lines=600
 oversized=0
 while IFS= read -r -d '' file; do

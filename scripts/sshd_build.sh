@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # Builds a portable OpenSSH server (sshd, sshd-session, sshd-auth, ssh-keygen) from Debian 13's own source
 # package openssh, pinned, built once, cached: static but for glibc, so it runs in any worker image that has
-# none (issue 24: the job's sshd is brought into the pod, not expected in it).
+# none (the job's sshd is brought into the pod, not expected in it).
 #
 # usage: sshd_build.sh ensure [ARCH]   print the install dir, building it first if it is missing or broken
 #        sshd_build.sh path [ARCH]     print the dir it would use (no build)

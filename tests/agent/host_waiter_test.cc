@@ -668,7 +668,7 @@ TEST_F(HostWaiterTest, JobPodNotReplacedFailsAfterGrace) {
   EXPECT_LE(http_.size(), 15u) << "polls with backoff, not in a loop";
 }
 
-// ---- A retried index: terminal pods next to live ones (issue 25) ---------
+// ---- A retried index: terminal pods next to live ones ---------
 
 // An Indexed Job's pods for index 0: the Failed first attempt and its
 // replacement share spec.hostname trainer.

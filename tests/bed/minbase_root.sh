@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Builds and caches the "stock image" of the e2e tests that bring their own sshd (issue 24): a Debian 13
+# Builds and caches the "stock image" of the e2e tests that bring their own sshd: a Debian 13
 # (trixie) debootstrap --variant=minbase root plus openmpi-bin (no recommends) and nothing else: Open MPI 5
 # (mpirun, prted) but NO OpenSSH server, no sshd user, no /run/sshd, as a training image that never
 # planned for ssh. The portable sshd (scripts/sshd_build.sh) must run in it as it is.

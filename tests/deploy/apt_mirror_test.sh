@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The Debian mirror is never written in the repository (issue 28): no tracked file names a Debian archive
+# The Debian mirror is never written in the repository: no tracked file names a Debian archive
 # host, and scripts/lib/apt_mirror.sh finds the mirror in apt sources as apt reads them. The function runs
 # on fixture sources in a temporary apt directory (K8S_AGENT_APT_ETC): deb822 and one-line formats,
 # third-party, disabled, cdrom and file entries passed over, the security archive found or derived, the

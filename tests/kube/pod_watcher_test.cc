@@ -495,7 +495,7 @@ TEST_F(PodWatcherTest, OnChangeMayDestroyTheWatcher) {
   }
 }
 
-// ---- Watches that keep failing, and silent ones (issue 26 items 9, 10) -----
+// ---- Watches that keep failing, and silent ones ----------------------
 
 TEST_F(PodWatcherTest, InStreamServerErrorRelistsAfterTheBackoff) {
   // Given a watch answered by an in-stream ERROR 500 (LIST works), expect

@@ -23,7 +23,7 @@ exit-status)
   ok "status 42, streams apart, signal death 143"
   ;;
 rsa-keys-only)
-  # What issue 12 saw fail: an RSA user key and an sshd offering only RSA
+  # What once failed: an RSA user key and an sshd offering only RSA
   # host keys (rsa-sha2; OpenSSH >= 8.8 refuses SHA-1 ssh-rsa).
   ssh-keygen -q -t rsa -b 3072 -N '' -f "$T/ssh/host_rsa"
   ssh-keygen -q -t rsa -b 3072 -N '' -f "$T/ssh/id_rsa"

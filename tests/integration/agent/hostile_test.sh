@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Faults and inputs from issue 18, each compared with what ssh does: the
+# Faults and inputs, each compared with what ssh does: the
 # k8s-agent binary against the fake API server and a loopback sshd, with
 # agent_lib.sh's setup.
 #   hostile_test.sh AGENT_BINARY SCENARIO

@@ -169,7 +169,7 @@ stale-version)
   # The pod has not changed for longer than the watch history holds (the
   # real cache keeps ~75 s and starts empty after a restart): its own RV
   # is too old to watch from. Expect the cached LIST + one WATCH from the
-  # list's version, no 410 and no quorum LIST (issue 14 item 1).
+  # list's version, no 410 and no quorum LIST.
   start_sshd
   pod w-0 '{"phase":"Pending","waitingReason":"ContainerCreating"}'
   api POST /_control/faults '{"history_events":3}'

@@ -647,7 +647,7 @@ EOW
   pass
 }
 
-# The images' own entrypoints in the bed (issue 7): each worker pod runs images/worker-entrypoint.sh as uid
+# The images' own entrypoints in the bed: each worker pod runs images/worker-entrypoint.sh as uid
 # 1000 ("mpiuser"), which installs a Kubernetes-style ssh Secret (user key + ONE shared host key, layout of
 # images/k8s/ssh-secret.example.yaml) and runs sshd on 2222; the launcher pod runs
 # images/launcher-entrypoint.sh as uid 1000, which writes ~/.ssh/config (Port 2222, known_hosts trusting the

@@ -1,7 +1,7 @@
 # shellcheck shell=bash disable=SC2016
 # SPDX-License-Identifier: Apache-2.0
-# Scenarios s23-s25: keys, Secrets, sshd, hostfiles and pod names exactly as the operators make them
-# (issue 25 item 3), in the e2e bed. Sourced by e2e.sh after e2e_lib.sh.
+# Scenarios s23-s25: keys, Secrets, sshd, hostfiles and pod names exactly as the operators
+# make them, in the e2e bed. Sourced by e2e.sh after e2e_lib.sh.
 #   s23 mpi-operator v0.8 (kubeflow/mpi-operator v0.8.x: newSSHAuthSecret, newWorker, newConfigMap, the
 #       mpioperator/base image's /etc/ssh/ssh_config and ~/.sshd_config);
 #   s24 Volcano's ssh and svc job plugins (pkg/controllers/job/plugins/{ssh,svc}, example/integrations/mpi);

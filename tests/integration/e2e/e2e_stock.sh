@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2016,SC2015 # single-quoted snippets run inside the pods
 # SPDX-License-Identifier: Apache-2.0
-# s26: workers from a stock image (issue 24). Every pod runs in the cached Debian 13 minbase root with
+# s26: workers from a stock image. Every pod runs in the cached Debian 13 minbase root with
 # Open MPI 5 and no OpenSSH at all (tests/bed/minbase_root.sh: no sshd, no sshd user, no /run/sshd). What
 # the pods get is what the delivery image's init container gives them: k8s-agent-deliver copies k8s-agent,
 # k8s-agent-sshd and the portable sshd (scripts/sshd_build.sh) into a shared directory, and the workers'

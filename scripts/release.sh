@@ -6,7 +6,7 @@
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
 #
-# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty]
+# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty] [--help]
 #   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
 #                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
 #   --build-dir DIR  package the k8s-agent already built in DIR (default: build ARCH's preset)
@@ -24,7 +24,8 @@ while (($#)); do
   --build-dir) build_dir="$2"; shift 2 ;;
   --out) out="$2"; shift 2 ;;
   --allow-dirty) allow_dirty=1; shift ;;
-  *) sed -n '3,16p' "$0" >&2; exit 2 ;;
+  -h | --help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) echo "release: unknown argument $1" >&2; sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 die() { echo "release: $*" >&2; exit 1; }

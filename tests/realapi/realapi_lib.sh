@@ -135,8 +135,15 @@ bed_start_apiserver() {
 
 ra_bootstrap() {
   local img="$BED_REPO_DIR/images/k8s" token
+  local deadline=$((SECONDS + 60))
+  # /readyz can answer before the bootstrap controller has made namespace "default"; a ServiceAccount
+  # created before then is refused with NotFound.
+  until ra_kubectl get namespace default >/dev/null 2>>"$BED_DIR/log/kubectl.log"; do
+    ((SECONDS < deadline)) || bed_die "namespace default never appeared" || return 1
+    sleep 0.2
+  done
   # No controller-manager: the "default" ServiceAccount that admission looks up is ours to make.
-  ra_kubectl create serviceaccount default >/dev/null 2>&1 ||
+  ra_kubectl create serviceaccount default >>"$BED_DIR/log/kubectl.log" 2>&1 ||
     ra_kubectl get serviceaccount default >/dev/null || bed_die "ServiceAccount default" || return 1
   ra_kubectl apply -f "$img/serviceaccount.yaml" -f "$img/role.yaml" -f "$img/rolebinding.yaml" \
     >>"$BED_DIR/log/kubectl.log" 2>&1 || bed_die "applying images/k8s RBAC failed" || return 1

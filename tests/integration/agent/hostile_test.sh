@@ -285,6 +285,30 @@ max-auth-tries)
   [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$SSHD_LOG")"
   ok "$(cat "$T/err")"
   ;;
+pre-ident-flood)
+  # 1 MB of text lines and no "SSH-2.0-" line: ssh gives up after 1024
+  # lines ("No SSH version received in first 1024 lines"), at once. So
+  # does the agent, naming the reason, on the first connection; it used to
+  # retry until --timeout.
+  rm -f "$T/proxy.ready"
+  /usr/bin/python3 "$HERE/prelude_server.py" 1048576 "$T/prelude.count" "$T/proxy.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -s "$T/proxy.ready" || fail "prelude_server.py did not start"
+  PX=$(cat "$T/proxy.ready")
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start=$(date +%s%N)
+  "$AGENT" -p "$PX" "${SSH_ARGS[@]}" --timeout 20s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  ms=$(ms_since "$start")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "w-0: .*127.0.0.1:$PX.*no SSH version received in the first 1024 lines from the server" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'Port at the sshd' "$T/err" || fail "no remedy: $(cat "$T/err")"
+  grep -q 'timed out' "$T/err" && fail "retried until --timeout: $(cat "$T/err")"
+  n=$(wc -l < "$T/prelude.count")
+  [ "$n" -eq 1 ] || fail "$n connections: retried"
+  [ "$ms" -lt 10000 ] || fail "took ${ms} ms"
+  ok "${ms} ms, $n connection: $(cat "$T/err")"
+  ;;
 sigterm-max-sessions-one)
   # As root, sshd ignores the signal request and the fallback needs a
   # second session, which MaxSessions 1 refuses: -v says the signal was not

@@ -106,6 +106,8 @@ class ExecChannel {
   StatusOr<bool> PumpIn();
   StatusOr<bool> StepSignal(TimePoint now);
   void SignalSent(TimePoint now);
+  // No route delivered the signal: say why at -v and end the exec now.
+  void Undeliverable(const std::string& why, TimePoint now);
   void ReadExitInfo();
   void FinishExit();
   bool Allowed(Op op) const { return blocker_ == Op::kNone || blocker_ == op; }
@@ -140,6 +142,7 @@ class ExecChannel {
   bool signal_sent_ = false;
   bool signal_request_sent_ = false;
   bool fallback_logged_ = false;
+  bool undeliverable_ = false;  // See Undeliverable.
   // When the kill helper runs if the command outlived the signal request
   // (min: at once, the request could not be sent).
   TimePoint fallback_at_ = TimePoint::min();

@@ -41,10 +41,12 @@ namespace k8s_agent::ssh {
 /// signal, a stop after EPIPE): past it the exec ends without waiting for
 /// the server any longer, and the connection teardown drops the session.
 ///
-/// Exit status: libssh2 1.10 cannot tell "no exit-status message" from
-/// status 0 (libssh2_channel_has_exit_status is 1.12). A connection lost
-/// before the channel closed is an error (kUnavailable); a channel closed
-/// cleanly without exit-status or exit-signal reads as status 0.
+/// Exit status: libssh2 (1.10, and the 1.11.1 built here) cannot tell "no
+/// exit-status message" from status 0: it keeps the status in a field that
+/// starts at 0 and has no call saying whether one arrived. A connection
+/// lost before the channel closed is an error (kUnavailable); a channel
+/// closed cleanly without exit-status or exit-signal reads as status 0
+/// (ssh: 255). Telling them apart needs a patched libssh2.
 class ExecChannel {
  public:
   ExecChannel(LIBSSH2_SESSION* session, std::string command, StdioFds stdio,

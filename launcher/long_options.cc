@@ -269,7 +269,8 @@ constexpr LongOption kLongOptions[] = {
     {"api-first-answer-timeout", "DURATION", kAnywhere,
      "fail this soon when the API server has not answered once (wrong "
      "--server, kubeconfig or KUBERNETES_SERVICE_HOST; default 30s); once it "
-     "has answered, outages are waited out up to --timeout",
+     "has answered, outages are waited out up to --timeout; also how long "
+     "one request may go without a byte (at least 30s) before it is retried",
      [](S s, P p) {
        return SetPositiveDuration(s, &p->options.api_first_answer_timeout);
      }},

@@ -45,6 +45,7 @@ StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
   K8S_ASSIGN_OR_RETURN(rt->signals_, SignalWatcher::Create());
   K8S_ASSIGN_OR_RETURN(rt->transport_,
                        kube::CurlTransport::Create(setup.cluster, clock));
+  rt->transport_->set_request_stall(setup.api_first_answer_timeout);
   rt->client_ =
       std::make_unique<kube::KubeClient>(rt->transport_.get(), setup.cluster);
   rt->connector_ = ssh::NewLibssh2Connector(clock);

@@ -157,8 +157,10 @@ StatusOr<std::string> CheckProxyUrl(const std::string& url,
       "\" is not supported (use http://, https:// or socks5://, as kubectl)");
 }
 
+// `ca_overridden`: --certificate-authority replaces the entry's CA and its
+// insecure-skip-tls-verify, as kubectl's --certificate-authority does.
 Status ParseCluster(const Found& cluster, const std::string& cluster_name,
-                    ClusterConfig* c) {
+                    bool ca_overridden, ClusterConfig* c) {
   const std::string& cluster_dir = cluster.file->dir;
   const std::string where =
       cluster.file->path + ": cluster \"" + Printable(cluster_name) + "\"";
@@ -173,6 +175,19 @@ Status ParseCluster(const Found& cluster, const std::string& cluster_name,
   }
   c->insecure_skip_tls_verify =
       Scalar(cluster.node, "insecure-skip-tls-verify") == "true";
+  if (c->insecure_skip_tls_verify && !ca_overridden &&
+      (!c->ca_file.empty() || !c->ca_pem.empty())) {
+    // kubectl refuses it too: the entry asks for a CA check and for none,
+    // and which one was meant cannot be told from here.
+    const std::string ca_key = c->ca_pem.empty() ? "certificate-authority"
+                                                 : "certificate-authority-data";
+    return InvalidArgumentError(
+        where + ": sets both insecure-skip-tls-verify: true and " + ca_key +
+        "; specifying a root certificate with the insecure flag is not "
+        "allowed, as in kubectl (remove insecure-skip-tls-verify to verify "
+        "the server against that CA, or remove " +
+        ca_key + " to skip verification)");
+  }
   c->tls_server_name = Scalar(cluster.node, "tls-server-name");
   K8S_ASSIGN_OR_RETURN(c->proxy_url,
                        CheckProxyUrl(Scalar(cluster.node, "proxy-url"), where));
@@ -230,7 +245,8 @@ Status ParseUser(const Found& found_user, const std::string& user_name,
   return OkStatus();
 }
 
-StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
+StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files,
+                                     bool ca_overridden) {
   std::vector<std::string> paths;
   for (const KubeconfigFile& f : files) paths.push_back(f.path);
   // The files as one, for messages: "kubeconfig a" or "kubeconfig a:b".
@@ -268,7 +284,7 @@ StatusOr<Kubeconfig> ParseKubeconfig(const std::vector<KubeconfigFile>& files) {
           "\" does not exist (clusters " + in_the + ": " +
           NamesIn(files, "clusters") + ")");
     }
-    K8S_RETURN_IF_ERROR(ParseCluster(cluster, cluster_name, &c));
+    K8S_RETURN_IF_ERROR(ParseCluster(cluster, cluster_name, ca_overridden, &c));
     std::string user_name = Scalar(context.node, "user");
     Found found_user = Named(files, "users", user_name, "user");
     if (found_user.file != nullptr) {
@@ -337,7 +353,9 @@ StatusOr<std::optional<Kubeconfig>> FromKubeconfig(
     files.push_back(std::move(file));
   }
   if (files.empty()) return std::optional<Kubeconfig>();
-  K8S_ASSIGN_OR_RETURN(Kubeconfig kc, ParseKubeconfig(files));
+  K8S_ASSIGN_OR_RETURN(
+      Kubeconfig kc,
+      ParseKubeconfig(files, !overrides.certificate_authority.empty()));
   return std::optional<Kubeconfig>(std::move(kc));
 }
 

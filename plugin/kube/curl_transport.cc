@@ -109,6 +109,11 @@ CurlTransport::~CurlTransport() {
 
 void CurlTransport::InvalidateToken() { tokens_->Invalidate(); }
 
+void CurlTransport::set_request_stall(Duration stall) {
+  auto s = std::chrono::ceil<std::chrono::seconds>(stall).count();
+  stall_s_ = std::max<long>(kRequestStallSeconds, static_cast<long>(s));
+}
+
 // What every request shares: our callbacks and the connection pool,
 // TCP behaviour, the stall rule, https only.
 void CurlTransport::SetTransferOptions(Transfer* t, bool streaming) {
@@ -130,7 +135,7 @@ void CurlTransport::SetTransferOptions(Transfer* t, bool streaming) {
   // requests fail only when stalled (below 1 byte/s for the whole window).
   if (!streaming) {
     curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, kRequestStallSeconds);
+    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, stall_s_);
   }
 #if LIBCURL_VERSION_NUM >= 0x075500
   curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "https");

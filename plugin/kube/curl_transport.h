@@ -74,12 +74,22 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// Sockets curl currently wants polled.
   size_t sockets() const { return sockets_.size(); }
 
-  /// A non-streaming request fails when no byte arrives for this long. No
-  /// total cap: a slow but progressing LIST may finish, and the caller's
-  /// own deadline (the host's --timeout) cancels the call (as kubectl sets
-  /// no request timeout by default).
+  /// A non-streaming request fails when no byte arrives for this long
+  /// (below 1 byte/s over the window), by default. No total cap: a slow
+  /// but progressing LIST may finish, and the caller's own deadline (the
+  /// host's --timeout) cancels the call (as kubectl sets no request
+  /// timeout by default).
   static constexpr long kRequestStallSeconds = 30;
   static constexpr int kConnectTimeoutMs = 10000;
+
+  /// The stall window of the requests started from now on: `stall`,
+  /// rounded up to whole seconds, never below kRequestStallSeconds. The
+  /// agent passes --api-first-answer-timeout, so a server allowed that
+  /// long to answer at all is allowed it for each answer's first byte: a
+  /// LIST that takes 40 s to start (a huge namespace, a slow etcd) could
+  /// otherwise never succeed, each attempt cut at 30 s and retried.
+  void set_request_stall(Duration stall);
+  Duration request_stall() const { return std::chrono::seconds(stall_s_); }
 
  private:
   struct Transfer;
@@ -140,6 +150,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   uint64_t delivering_ = 0;  // Transfer whose sink is being called.
   bool needs_delivery_ = false;
   long connections_opened_ = 0;
+  long stall_s_ = kRequestStallSeconds;  // See set_request_stall.
 
   std::unique_ptr<TokenSource> tokens_;
   std::vector<int> token_fds_;  // The token source's, from CollectFds.

@@ -431,15 +431,11 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
         NoteEagain(Op::kSignal);
         return false;
       }
-      // Said at -v: the agent still ends after the grace, but the command
-      // may keep running on the pod. sshd refuses a second session when
-      // MaxSessions is 1 (and ignores signal requests for root sessions).
-      LogInfo("ssh: SIG" + signal_ +
-              " could not be delivered to the remote command: the server "
-              "refused a second session channel (" +
-              LastError(session_) +
-              "; sshd's MaxSessions 1?); ending the session after the grace");
-      SignalSent(now);
+      // sshd refuses a second session when MaxSessions is 1 (and ignores
+      // signal requests for root sessions). Said at -v.
+      Undeliverable("the server refused a second session channel (" +
+                        LastError(session_) + "; sshd's MaxSessions 1?)",
+                    now);
       return true;
     }
     NoteDone(Op::kSignal);
@@ -454,16 +450,29 @@ StatusOr<bool> ExecChannel::StepSignal(TimePoint now) {
   }
   NoteDone(Op::kSignal);
   if (rc != 0) {
-    LogInfo("ssh: SIG" + signal_ +
-            " could not be delivered to the remote command: the server "
-            "refused the exec on a second channel (" +
-            LastError(session_) + "); ending the session after the grace");
-  } else {
-    LogInfo("ssh: forwarded SIG" + signal_ +
-            " to the command's process group through a second channel");
+    Undeliverable("the server refused the exec on a second channel (" +
+                      LastError(session_) + ")",
+                  now);
+    return true;
   }
+  LogInfo("ssh: forwarded SIG" + signal_ +
+          " to the command's process group through a second channel");
   SignalSent(now);
   return true;
+}
+
+void ExecChannel::Undeliverable(const std::string& why, TimePoint now) {
+  // No route is left, so waiting out the grace changes nothing: drop the
+  // session now, as ssh exits at once on SIGTERM. The teardown's
+  // disconnect makes sshd close the command's pipes: a command that
+  // writes gets SIGPIPE, one that reads gets EOF; one that does neither
+  // keeps running, as after ssh (sshd sends SIGHUP only to a pty session).
+  LogInfo("ssh: SIG" + signal_ +
+          " could not be delivered to the remote command: " + why +
+          "; dropping the session (sshd then closes the command's pipes)");
+  undeliverable_ = true;
+  SignalSent(now);
+  grace_deadline_ = now;  // The next step gives up (GiveUp).
 }
 
 void ExecChannel::StopOnOutputError(int err, TimePoint now) {
@@ -492,7 +501,9 @@ void ExecChannel::GiveUp() {
     ReadExitInfo();
   } else {
     result_.signal = requested_signal_;
-    result_.signal_message = "still running " + FormatDuration(kSignalGrace) +
+    result_.signal_message =
+        undeliverable_ ? "the signal could not be delivered; connection dropped"
+                       : "still running " + FormatDuration(kSignalGrace) +
                              " after the signal; connection dropped";
   }
   phase_ = Phase::kDone;

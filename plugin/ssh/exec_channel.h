@@ -41,10 +41,12 @@ namespace k8s_agent::ssh {
 /// signal, a stop after EPIPE): past it the exec ends without waiting for
 /// the server any longer, and the connection teardown drops the session.
 ///
-/// Exit status: libssh2 1.10 cannot tell "no exit-status message" from
-/// status 0 (libssh2_channel_has_exit_status is 1.12). A connection lost
-/// before the channel closed is an error (kUnavailable); a channel closed
-/// cleanly without exit-status or exit-signal reads as status 0.
+/// Exit status: libssh2 (1.10, and the 1.11.1 built here) cannot tell "no
+/// exit-status message" from status 0: it keeps the status in a field that
+/// starts at 0 and has no call saying whether one arrived. A connection
+/// lost before the channel closed is an error (kUnavailable); a channel
+/// closed cleanly without exit-status or exit-signal reads as status 0
+/// (ssh: 255). Telling them apart needs a patched libssh2.
 class ExecChannel {
  public:
   ExecChannel(LIBSSH2_SESSION* session, std::string command, StdioFds stdio,
@@ -106,6 +108,8 @@ class ExecChannel {
   StatusOr<bool> PumpIn();
   StatusOr<bool> StepSignal(TimePoint now);
   void SignalSent(TimePoint now);
+  // No route delivered the signal: say why at -v and end the exec now.
+  void Undeliverable(const std::string& why, TimePoint now);
   void ReadExitInfo();
   void FinishExit();
   bool Allowed(Op op) const { return blocker_ == Op::kNone || blocker_ == op; }
@@ -140,6 +144,7 @@ class ExecChannel {
   bool signal_sent_ = false;
   bool signal_request_sent_ = false;
   bool fallback_logged_ = false;
+  bool undeliverable_ = false;  // See Undeliverable.
   // When the kill helper runs if the command outlived the signal request
   // (min: at once, the request could not be sent).
   TimePoint fallback_at_ = TimePoint::min();

@@ -24,6 +24,7 @@
 #include "plugin/ssh/known_hosts.h"
 #include "plugin/ssh/libssh2_algorithms.h"
 #include "plugin/ssh/libssh2_handles.h"
+#include "plugin/ssh/pre_ident_lines.h"
 #include "plugin/ssh/publickey_auth.h"
 #include "plugin/ssh/socket_fate.h"
 #include "plugin/ssh/ssh_client.h"
@@ -115,6 +116,7 @@ class Libssh2Connection : public SshConnection {
   short wait_events_ = 0;     // What the last EAGAIN waits for.
   SocketFate fate_;           // Resets and closes that libssh2 hides.
   std::optional<ServerDisconnect> disconnect_;  // What the server said.
+  PreIdentLines pre_ident_;  // Lines before the server's "SSH-2.0-".
 
   PublicKeyAuth auth_{&options_, &ip_, port_, &fate_, &disconnect_};
 
@@ -294,8 +296,10 @@ bool Libssh2Connection::StepHandshake(TimePoint now) {
     return false;
   }
   if (rc != 0) {
-    Fail(HandshakeError(session_.get(), sock_.get(), rc, kex_received_,
-                        options_.algorithms));
+    Fail(!pre_ident_.status().ok()
+             ? pre_ident_.status()
+             : HandshakeError(session_.get(), sock_.get(), rc, kex_received_,
+                              options_.algorithms));
     return false;
   }
   handshake_done_ = true;
@@ -458,6 +462,14 @@ ssize_t Libssh2Connection::RecvHook(libssh2_socket_t fd, void* buffer,
   auto* self = static_cast<Libssh2Connection*>(*abstract);
   self->fate_.OnRecv(n, err);
   if (n < 0) return -err;  // libssh2's own convention (EAGAIN included).
+  if (n > 0 && !self->pre_ident_.ident_seen() &&
+      !self->pre_ident_
+           .Feed({static_cast<const char*>(buffer), static_cast<size_t>(n)})
+           .ok()) {
+    // libssh2 would read such lines forever: a read error ends its
+    // handshake call, and StepHandshake reports pre_ident_'s reason.
+    return -EPROTO;
+  }
   if (n > 0) {
     self->last_inbound_ = self->clock_->Now();
     if (!self->command_started_) {  // Quick ACKs: see command_started_.

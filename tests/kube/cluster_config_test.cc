@@ -285,8 +285,21 @@ TEST_F(ClusterConfigTest, FlagsOverrideKubeconfig) {
 }
 
 TEST_F(ClusterConfigTest, InsecureOnlyFromKubeconfig) {
-  flags_.kubeconfig =
-      Kubeconfig("token: t", "    insecure-skip-tls-verify: true\n");
+  Write("insecure", R"(apiVersion: v1
+current-context: dev
+contexts:
+- name: dev
+  context: {cluster: c1, user: u1}
+clusters:
+- name: c1
+  cluster:
+    server: https://10.0.0.1:6443
+    insecure-skip-tls-verify: true
+users:
+- name: u1
+  user: {token: t}
+)");
+  flags_.kubeconfig = dir_ + "/insecure";
   std::optional<StatusOr<ClusterConfig>> c;
   std::string log = CaptureLog([&] { c = LoadClusterConfig(flags_, source_); });
   ASSERT_THAT(*c, IsOk());
@@ -294,12 +307,40 @@ TEST_F(ClusterConfigTest, InsecureOnlyFromKubeconfig) {
   // Warned once, here, naming the server (the transport stays quiet).
   EXPECT_THAT(log, HasSubstr("insecure-skip-tls-verify"));
   EXPECT_THAT(log, HasSubstr((*c)->server + " is NOT verified"));
-  ClusterConfig config = **c;
-  config.ca_file.clear();  // Not written here; the transport reads it.
   std::string transport_log = CaptureLog([&] {
-    EXPECT_THAT(CurlTransport::Create(config, RealClock::Get()), IsOk());
+    EXPECT_THAT(CurlTransport::Create(**c, RealClock::Get()), IsOk());
   });
   EXPECT_EQ(transport_log, "");
+}
+
+// kubectl: "specifying a root certificates file with the insecure flag is
+// not allowed". Both in one entry is refused before any request, naming
+// the file, the entry and both ways out.
+TEST_F(ClusterConfigTest, InsecureWithCaIsRefused) {
+  flags_.kubeconfig =
+      Kubeconfig("token: t", "    insecure-skip-tls-verify: true\n");
+  auto c = LoadClusterConfig(flags_, source_);
+  EXPECT_THAT(c, StatusIs(Code::kInvalidArgument,
+                          flags_.kubeconfig + ": cluster \"c1\": sets both "
+                                              "insecure-skip-tls-verify: true "
+                                              "and certificate-authority"));
+  EXPECT_THAT(c.status().message(),
+              HasSubstr("remove insecure-skip-tls-verify"));
+
+  flags_.kubeconfig = Kubeconfig("token: t",
+                                 "    certificate-authority-data: Q0EtUEVN\n"
+                                 "    insecure-skip-tls-verify: true\n");
+  EXPECT_THAT(LoadClusterConfig(flags_, source_),
+              StatusIs(Code::kInvalidArgument,
+                       "and certificate-authority-data; specifying a root"));
+
+  // --certificate-authority replaces both, as kubectl's flag does: the
+  // server is then verified against the flag's CA.
+  flags_.certificate_authority = "/etc/ca.crt";
+  c = LoadClusterConfig(flags_, source_);
+  ASSERT_THAT(c, IsOk());
+  EXPECT_FALSE(c->insecure_skip_tls_verify);
+  EXPECT_EQ(c->ca_file, "/etc/ca.crt");
 }
 
 TEST_F(ClusterConfigTest, MalformedKubeconfig) {

@@ -51,6 +51,21 @@ TEST(CurlTransportTest, MissingTokenFileFailsAtCreate) {
               StatusIs(Code::kUnauthenticated, "/nonexistent/token"));
 }
 
+// The first-answer budget the agent passes widens the stall window, never
+// narrows it below 30 s, in whole seconds (curl's unit). The agent test
+// agent.api_liveness.list-first-byte-late runs a LIST late by 33 s.
+TEST(CurlTransportTest, RequestStallFollowsTheFirstAnswerBudget) {
+  ClusterConfig c;
+  c.server = "https://127.0.0.1:1";
+  auto t = CurlTransport::Create(c, RealClock::Get());
+  ASSERT_THAT(t, IsOk());
+  EXPECT_EQ((*t)->request_stall(), std::chrono::seconds(30));
+  (*t)->set_request_stall(std::chrono::seconds(5));
+  EXPECT_EQ((*t)->request_stall(), std::chrono::seconds(30));
+  (*t)->set_request_stall(std::chrono::milliseconds(70001));
+  EXPECT_EQ((*t)->request_stall(), std::chrono::seconds(71));
+}
+
 TEST(CurlTransportTest, RefusedConnectionIsUnavailableFromTheLoop) {
   // A bound socket that does not listen: connecting to it is refused.
   UniqueFd fd(::socket(AF_INET, SOCK_STREAM, 0));

@@ -64,6 +64,24 @@ slow-progressing-list)
   grep -q "does not exist" "$T/err" && fail "claimed the pod does not exist before any answer"
   ok "35 s trickled LIST finished; ready in ${took} ms"
   ;;
+list-first-byte-late)
+  # Every LIST's first byte comes 33 s late (a huge namespace, a slow
+  # etcd). The user allowed 70 s for a first answer: each request's stall
+  # window follows (it was 30 s, so every LIST was cut and retried, and the
+  # agent could never succeed). One LIST, answered.
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  api POST /_control/faults '{"delay_ms":33000,"method":"LIST","count":5}'
+  t0=$(date +%s%N)
+  run_agent --api-first-answer-timeout 70s --timeout 80s w-0 echo answered
+  took=$(ms_since "$t0")
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = answered ] || fail "stdout: $(cat "$T/out")"
+  [ "$(count_of LIST)" -eq 1 ] || fail "$(count_of LIST) LISTs: cut and retried"
+  [ "$took" -ge 33000 ] || fail "$took ms: the delay did not apply"
+  ok "33 s late LIST answered, one request, ready in ${took} ms"
+  ;;
 watch-always-fails)
   # Every watch gets an in-stream ERROR 500 while LIST works: the agent
   # must relist, or it never sees the pod turn Running.

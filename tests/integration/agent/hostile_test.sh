@@ -285,20 +285,68 @@ max-auth-tries)
   [ "$n" -eq 1 ] || fail "$n connections hit MaxAuthTries: $(cat "$SSHD_LOG")"
   ok "$(cat "$T/err")"
   ;;
+pre-ident-flood)
+  # 1 MB of text lines and no "SSH-2.0-" line: ssh gives up after 1024
+  # lines ("No SSH version received in first 1024 lines"), at once. So
+  # does the agent, naming the reason, on the first connection; it used to
+  # retry until --timeout.
+  rm -f "$T/proxy.ready"
+  /usr/bin/python3 "$HERE/prelude_server.py" 1048576 "$T/prelude.count" "$T/proxy.ready" &
+  AFTER_PIDS+=($!)
+  wait_for 5 test -s "$T/proxy.ready" || fail "prelude_server.py did not start"
+  PX=$(cat "$T/proxy.ready")
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
+  start=$(date +%s%N)
+  "$AGENT" -p "$PX" "${SSH_ARGS[@]}" --timeout 20s w-0 true > "$T/out" 2> "$T/err"
+  RC=$?
+  ms=$(ms_since "$start")
+  [ $RC -eq 255 ] || fail "rc $RC"
+  grep -q "w-0: .*127.0.0.1:$PX.*no SSH version received in the first 1024 lines from the server" "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'Port at the sshd' "$T/err" || fail "no remedy: $(cat "$T/err")"
+  grep -q 'timed out' "$T/err" && fail "retried until --timeout: $(cat "$T/err")"
+  n=$(wc -l < "$T/prelude.count")
+  [ "$n" -eq 1 ] || fail "$n connections: retried"
+  [ "$ms" -lt 10000 ] || fail "took ${ms} ms"
+  ok "${ms} ms, $n connection: $(cat "$T/err")"
+  ;;
 sigterm-max-sessions-one)
   # As root, sshd ignores the signal request and the fallback needs a
   # second session, which MaxSessions 1 refuses: -v says the signal was not
-  # delivered, and the grace still ends the agent with 128+15.
+  # delivered, and the agent drops the session at once (it waited out a
+  # 2 s grace): sshd then closes the command's pipes, so a command that
+  # writes (orted does) dies of SIGPIPE. One that neither writes nor reads
+  # keeps running, as it does after OpenSSH's ssh (no pty: no SIGHUP).
   echo "MaxSessions 1" >> "$T/ssh/sshd_config"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   start_sshd
-  run_agent_bg -v w-0 "$REMOTE_SLEEP"
+  run_agent_bg -v w-0 'echo $$ > '"$T"'/remote.pid; while :; do echo tick; sleep 0.2; done'
   wait_for 10 remote_started || fail "remote command never started"
+  wait_for 10 grep -q tick "$T/out" || fail "no output"
+  t0=$(date +%s%N)
   kill -TERM "$AGENT_PID"
   wait_agent 15
+  ms=$(ms_since "$t0")
   [ $RC -eq 143 ] || fail "rc $RC, want 143"
-  grep -q 'SIGTERM could not be delivered to the remote command: the server refused a second session channel' "$T/err" || fail "no message: $(cat "$T/err")"
-  ok "$(grep 'could not be delivered' "$T/err")"
+  grep -q 'SIGTERM could not be delivered to the remote command: the server refused a second session channel.*dropping the session' "$T/err" || fail "no message: $(cat "$T/err")"
+  [ "$ms" -lt 1500 ] || fail "took $ms ms after SIGTERM: the grace was waited out"
+  wait_for 5 remote_gone || fail "the writing remote command still runs"
+  # The quiet command: left running by ssh and by the agent alike.
+  rm -f "$T/remote.pid"
+  "${OPENSSH[@]}" "$REMOTE_SLEEP" > /dev/null 2>&1 &
+  ssh_pid=$!
+  wait_for 10 remote_started || fail "ssh: remote command never started"
+  kill -TERM "$ssh_pid"; wait "$ssh_pid"
+  ssh_left=running; wait_for 2 remote_gone && ssh_left=gone
+  kill -9 "$(cat "$T/remote.pid")" 2>/dev/null
+  rm -f "$T/remote.pid"
+  run_agent_bg w-0 "$REMOTE_SLEEP"
+  wait_for 10 remote_started || fail "remote sleep never started"
+  kill -TERM "$AGENT_PID"
+  wait_agent 15
+  [ $RC -eq 143 ] || fail "sleep: rc $RC, want 143"
+  agent_left=running; wait_for 2 remote_gone && agent_left=gone
+  [ "$agent_left" = "$ssh_left" ] || fail "quiet command: $agent_left after the agent, $ssh_left after ssh"
+  ok "dropped ${ms} ms after SIGTERM, the writing command ended; a quiet one: $agent_left, as after ssh"
   ;;
 *)
   fail "unknown scenario"

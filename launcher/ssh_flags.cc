@@ -265,7 +265,9 @@ constexpr ShortFlag kShortFlags[] = {
     {'V', nullptr, "-V", "print the version and exit (as --version)",
      SetVersion},
     {'h', nullptr, "-h", "print this help and exit (as --help)", SetHelp},
-    {'v', nullptr, "-v", "verbose: each phase with timings; -vv: debug",
+    {'v', nullptr, "-v",
+     "verbose: each phase with timings, every line starting with its UTC "
+     "time of day (HH:MM:SS.mmm); -vv: debug",
      AddVerbose},
     {'t', nullptr, "-t, -tt", "ignored: k8s-agent never requests a pty",
      Ignore},

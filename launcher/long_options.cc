@@ -371,6 +371,37 @@ const LongOption* FindLongOption(std::string_view name) {
   return nullptr;
 }
 
+const LongOption* ClosestLongOption(std::string_view name, bool settable_only) {
+  const std::string lower = ToLower(name);
+  auto eligible = [&](const LongOption& opt) {
+    return !settable_only || opt.settable();
+  };
+  // "--kube" for --kubeconfig: a prefix of exactly one.
+  const LongOption* prefix_of = nullptr;
+  int prefixes = 0;
+  if (lower.size() >= 3) {
+    for (const LongOption& opt : kLongOptions) {
+      if (eligible(opt) && StartsWith(opt.name, lower)) {
+        prefix_of = &opt;
+        ++prefixes;
+      }
+    }
+  }
+  if (prefixes == 1) return prefix_of;
+  const size_t limit = lower.size() <= 4 ? 1 : lower.size() <= 8 ? 2 : 3;
+  const LongOption* best = nullptr;
+  size_t best_distance = limit + 1;
+  for (const LongOption& opt : kLongOptions) {
+    if (!eligible(opt)) continue;
+    size_t d = EditDistance(lower, opt.name);
+    if (d < best_distance) {  // Ties: the first in the table.
+      best = &opt;
+      best_distance = d;
+    }
+  }
+  return best;
+}
+
 std::string EnvName(const LongOption& opt) {
   std::string out = kEnvPrefix;
   for (const char* c = opt.name; *c != '\0'; ++c) {

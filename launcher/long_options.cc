@@ -239,8 +239,8 @@ constexpr OptionSource kScan = OptionSource::kScan;
 
 constexpr LongOption kLongOptions[] = {
     {"namespace", "NS", kAnywhere,
-     "namespace of the pods (default: the kubeconfig context's, else the "
-     "service account's)",
+     "namespace of the pods (default: a DNS HOST's third label, else the "
+     "kubeconfig context's, else the service account's, else default)",
      SetNamespace},
     {"kubeconfig", "FILE", kAnywhere,
      "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else "

@@ -239,8 +239,8 @@ constexpr OptionSource kScan = OptionSource::kScan;
 
 constexpr LongOption kLongOptions[] = {
     {"namespace", "NS", kAnywhere,
-     "namespace of the pods (default: the kubeconfig context's, else the "
-     "service account's)",
+     "namespace of the pods (default: a DNS HOST's third label, else the "
+     "kubeconfig context's, else the service account's, else default)",
      SetNamespace},
     {"kubeconfig", "FILE", kAnywhere,
      "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else "
@@ -370,6 +370,37 @@ const LongOption* FindLongOption(std::string_view name) {
     if (name == opt.name) return &opt;
   }
   return nullptr;
+}
+
+const LongOption* ClosestLongOption(std::string_view name, bool settable_only) {
+  const std::string lower = ToLower(name);
+  auto eligible = [&](const LongOption& opt) {
+    return !settable_only || opt.settable();
+  };
+  // "--kube" for --kubeconfig: a prefix of exactly one.
+  const LongOption* prefix_of = nullptr;
+  int prefixes = 0;
+  if (lower.size() >= 3) {
+    for (const LongOption& opt : kLongOptions) {
+      if (eligible(opt) && StartsWith(opt.name, lower)) {
+        prefix_of = &opt;
+        ++prefixes;
+      }
+    }
+  }
+  if (prefixes == 1) return prefix_of;
+  const size_t limit = lower.size() <= 4 ? 1 : lower.size() <= 8 ? 2 : 3;
+  const LongOption* best = nullptr;
+  size_t best_distance = limit + 1;
+  for (const LongOption& opt : kLongOptions) {
+    if (!eligible(opt)) continue;
+    size_t d = EditDistance(lower, opt.name);
+    if (d < best_distance) {  // Ties: the first in the table.
+      best = &opt;
+      best_distance = d;
+    }
+  }
+  return best;
 }
 
 std::string EnvName(const LongOption& opt) {

@@ -195,7 +195,10 @@ Status SetUpLogging(const Options& options) {
     SetLogFd(fd);
   }
   if (options.quiet) SetLogLevel(LogLevel::kError);
-  if (options.verbosity >= 1) SetLogLevel(LogLevel::kInfo);
+  if (options.verbosity >= 1) {
+    SetLogLevel(LogLevel::kInfo);
+    SetLogTimestamps(true);  // -v lines say when, beside pod events.
+  }
   if (options.verbosity >= 2) SetLogLevel(LogLevel::kDebug);
   return OkStatus();
 }

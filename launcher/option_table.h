@@ -102,6 +102,12 @@ struct TableView {
 /// Every long option, in --help order (long_options.cc).
 TableView<LongOption> LongOptions();
 const LongOption* FindLongOption(std::string_view name);
+/// The long option a misspelt `name` most likely meant, for "did you
+/// mean": the one it is a unique prefix of, else the nearest by edit
+/// distance if near enough for its length (one edit up to 4 characters,
+/// two up to 8, then three); nullptr if none is. `settable_only`: only
+/// options the environment and the file may set.
+const LongOption* ClosestLongOption(std::string_view name, bool settable_only);
 /// "token-file" -> "K8S_AGENT_TOKEN_FILE".
 std::string EnvName(const LongOption& opt);
 

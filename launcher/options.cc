@@ -91,7 +91,11 @@ Status ScanLongOption(const std::vector<std::string>& args, size_t* i,
   const LongOption* opt = FindLongOption(name);
   std::string flag = "--" + name;
   if (opt == nullptr) {
-    return UsageError(Printable(flag), "unknown option", kSeeHelp);
+    const LongOption* meant = ClosestLongOption(name, false);
+    return UsageError(Printable(flag), "unknown option",
+                      meant == nullptr ? std::string(kSeeHelp)
+                                       : std::string("did you mean --") +
+                                             meant->name + "? " + kSeeHelp);
   }
   std::string value = "true";
   if (opt->arg == nullptr) {
@@ -188,7 +192,12 @@ std::vector<Setting> SettingsFromEnv(
     const LongOption* opt = FindLongOption(
         LongNameFromEnvSuffix(key.substr(sizeof(kEnvPrefix) - 1)));
     if (opt == nullptr || !opt->settable() || EnvName(*opt) != key) {
-      AddNote(notes, "ignoring unknown environment variable " + key);
+      const LongOption* meant = ClosestLongOption(
+          LongNameFromEnvSuffix(key.substr(sizeof(kEnvPrefix) - 1)), true);
+      AddNote(notes, "ignoring unknown environment variable " + key +
+                         (meant == nullptr
+                              ? ""
+                              : " (did you mean " + EnvName(*meant) + "?)"));
       continue;
     }
     if (value.empty()) continue;  // Set but empty = not set.
@@ -231,8 +240,18 @@ StatusOr<std::vector<Setting>> SettingsFromFile(const std::string& text,
         if (!known.empty()) known += ", ";
         known += o.name;
       }
+      // The suggestion keeps the spelling used: option name or variable.
+      const LongOption* meant = opt != nullptr && opt->settable()
+                                    ? opt
+                                    : ClosestLongOption(name, true);
+      std::string hint;
+      if (meant != nullptr) {
+        hint = std::string("did you mean ") +
+               (name != key ? EnvName(*meant) : std::string(meant->name)) +
+               "? ";
+      }
       return UsageError(where, "unknown setting \"" + Printable(key) + "\"",
-                        "known: " + known);
+                        hint + "known: " + known);
     }
     if (value.empty()) continue;
     out.push_back(

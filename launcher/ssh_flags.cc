@@ -172,6 +172,13 @@ Status SetVersion(char, const std::string&, ParseState* p) {
   return OkStatus();
 }
 
+/// -h: ssh has no -h (it prints its usage for any unknown flag), so no
+/// plm_rsh_args can carry one; a person typing it wants the help.
+Status SetHelp(char, const std::string&, ParseState* p) {
+  p->options.help = true;
+  return OkStatus();
+}
+
 Status AddVerbose(char, const std::string&, ParseState* p) {
   ++p->verbose_count;
   return OkStatus();
@@ -257,7 +264,10 @@ constexpr ShortFlag kShortFlags[] = {
     {'q', nullptr, "-q", "quiet: errors only, no progress lines", SetQuiet},
     {'V', nullptr, "-V", "print the version and exit (as --version)",
      SetVersion},
-    {'v', nullptr, "-v", "verbose: each phase with timings; -vv: debug",
+    {'h', nullptr, "-h", "print this help and exit (as --help)", SetHelp},
+    {'v', nullptr, "-v",
+     "verbose: each phase with timings, every line starting with its UTC "
+     "time of day (HH:MM:SS.mmm); -vv: debug",
      AddVerbose},
     {'t', nullptr, "-t, -tt", "ignored: k8s-agent never requests a pty",
      Ignore},

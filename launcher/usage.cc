@@ -29,7 +29,7 @@ Usage: k8s-agent [options] [user@]HOST [options] COMMAND-WORD...
        k8s-agent [options] --wait-only HOST...
        k8s-agent [options] --hostfile [--selector LABELS]
        k8s-agent --report [--format json] [--svg F] [--chrome F] TRACE...
-       k8s-agent --help | --version
+       k8s-agent --help (-h) | --version (-V)
 
 Runs a command on the Kubernetes pod named HOST over SSH, as ssh would,
 but first waits (watching the pods API) until the pod is Running with an IP
@@ -38,11 +38,11 @@ MPICH hydra's launcher. The command words are joined with single spaces and
 run by the remote login shell, as ssh does. stdout carries only the remote
 command's output; k8s-agent's own messages go to stderr.
 
-HOST is a pod name; a DNS name such as w-0.svc.ns.svc.cluster.local (first
-label = pod, third = namespace unless --namespace is given); a pod's
-spec.hostname; or a pod IP. Options may come before HOST and right after
-it; the first word after HOST that is not an option starts the command.
-"--" ends the options.
+HOST is a pod name; a DNS name such as w-0.workers.ns.svc.cluster.local
+(first label = pod, second = headless Service, third = namespace unless
+--namespace is given); a pod's spec.hostname; or a pod IP. Options may
+come before HOST and right after it; the first word after HOST that is not
+an option starts the command. "--" ends the options.
 
 Exit status: the remote command's; 128+N when it died of signal N
 (ssh gives 255 there); 255 when k8s-agent itself fails (pod failed or

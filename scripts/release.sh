@@ -18,14 +18,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir="" out="dist" allow_dirty=0 arch=x86_64
+# The header above, without its "# ": asked for, on stdout and exit 0; after a bad option, on stderr.
+usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
   case "$1" in
-  --arch) arch="$2"; shift 2 ;;
-  --build-dir) build_dir="$2"; shift 2 ;;
-  --out) out="$2"; shift 2 ;;
+  -h | --help) usage; exit 0 ;;
+  --arch | --build-dir | --out)
+    (($# >= 2)) || { echo "release: $1 needs a value" >&2; usage >&2; exit 2; }
+    case "$1" in
+    --arch) arch="$2" ;;
+    --build-dir) build_dir="$2" ;;
+    --out) out="$2" ;;
+    esac
+    shift 2
+    ;;
   --allow-dirty) allow_dirty=1; shift ;;
-  -h | --help) sed -n '3,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-  *) echo "release: unknown argument $1" >&2; sed -n '9,14p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  *) echo "release: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
 die() { echo "release: $*" >&2; exit 1; }

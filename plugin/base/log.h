@@ -19,14 +19,20 @@ bool LogEnabled(LogLevel level);
 /// Redirects logging to `fd` (tests); default 2.
 void SetLogFd(int fd);
 
+/// Starts every line with the wall-clock time, "HH:MM:SS.mmm " (UTC, as
+/// the trace and kubectl's timestamps), so -v lines can be laid beside
+/// pod events and other agents' lines. Off by default: the lines a job
+/// shows without -v stay as they were. main.cc turns it on with -v.
+void SetLogTimestamps(bool on);
+
 /// Names where this agent runs when that is not where a person reads its
 /// lines: "k8s-agent (ORIGIN): <message>". Empty (the default): none.
 void SetLogOrigin(const std::string& origin);
 
-/// Writes "k8s-agent: <message>\n" in one write(2), so lines from the many
-/// agents mpirun starts at once never interleave mid-line. `message` is
-/// one line: control characters in it (a newline too) and bytes that are
-/// not UTF-8 are written as \xNN (Printable()).
+/// Writes "[HH:MM:SS.mmm ]k8s-agent: <message>\n" in one write(2), so lines
+/// from the many agents mpirun starts at once never interleave mid-line.
+/// `message` is one line: control characters in it (a newline too) and bytes
+/// that are not UTF-8 are written as \xNN (Printable()).
 void Log(LogLevel level, const std::string& message);
 
 inline void LogError(const std::string& m) { Log(LogLevel::kError, m); }

@@ -27,6 +27,10 @@ std::string ToLower(std::string_view s);
 /// compares exactly (callers lowercase both sides for host names).
 bool MatchPattern(std::string_view s, std::string_view pattern);
 
+/// Levenshtein distance: the fewest one-character insertions, deletions
+/// and substitutions that turn `a` into `b` (for "did you mean").
+size_t EditDistance(std::string_view a, std::string_view b);
+
 /// Parses a Go-style duration ("10m", "1h30m", "250ms", "1.5s"); a bare
 /// number is seconds, as in ssh's ConnectTimeout. Negative values and
 /// garbage are kInvalidArgument.

@@ -292,7 +292,7 @@ Status KubeClient::AnswerError(
     case Code::kPermissionDenied:
       return PermissionDeniedError(
           "forbidden: the service account cannot " + target +
-          " (grant get/list/watch on pods: see images/k8s/role.yaml): " +
+          " (grant list/watch on pods: see images/k8s/role.yaml): " +
           s.message());
     case Code::kResourceExhausted:
       return ResourceExhaustedError("throttled by the API server (" +

@@ -45,5 +45,18 @@ TEST(LogTest, LongMessagesAreNotTruncated) {
             "k8s-agent: " + message + "\n");
 }
 
+// -v turns timestamps on: each line starts with the UTC time of day, and
+// "k8s-agent: " follows whole. Off (the default), lines are as they were.
+TEST(LogTest, TimestampsStartTheLineWhenOn) {
+  SetLogTimestamps(true);
+  std::string logged = CaptureLog([] { LogError("w-0: resolved"); });
+  SetLogTimestamps(false);
+  EXPECT_THAT(logged, ::testing::MatchesRegex(
+                          "[0-2][0-9]:[0-5][0-9]:[0-6][0-9]\\.[0-9]{3} "
+                          "k8s-agent: w-0: resolved\n"));
+  EXPECT_EQ(CaptureLog([] { LogError("w-0: resolved"); }),
+            "k8s-agent: w-0: resolved\n");
+}
+
 }  // namespace
 }  // namespace k8s_agent

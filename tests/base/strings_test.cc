@@ -10,6 +10,18 @@
 namespace k8s_agent {
 namespace {
 
+TEST(EditDistanceTest, CountsInsertionsDeletionsAndSubstitutions) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("timeout", "timeout"), 0u);
+  EXPECT_EQ(EditDistance("", "abc"), 3u);
+  EXPECT_EQ(EditDistance("abc", ""), 3u);
+  EXPECT_EQ(EditDistance("namespce", "namespace"), 1u);  // Insertion.
+  EXPECT_EQ(EditDistance("timeoutt", "timeout"), 1u);    // Deletion.
+  EXPECT_EQ(EditDistance("selektor", "selector"), 1u);   // Substitution.
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("hostfiel", "hostfile"), 2u);  // A swap is two.
+}
+
 TEST(DurationTest, ParsesGoStyleAndBareSeconds) {
   struct Case {
     const char* text;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Checks the Kubernetes manifests offline: the kustomize base renders, its
-# Role grants only get/list/watch on pods, its objects fit together, and
+# Role grants only list/watch on pods, its objects fit together, and
 # every example parses as Kubernetes YAML. kubectl converts YAML to JSON
 # without a cluster ("kubectl label --local -o json"), so python3's stdlib
 # json is enough.
@@ -58,10 +58,10 @@ def rbac_ok(objs, where):
     for r in roles:
         rules = r.get("rules", [])
         only = all(ru.get("apiGroups") == [""] and ru.get("resources") == ["pods"]
-                   and sorted(ru.get("verbs", [])) == ["get", "list", "watch"]
+                   and sorted(ru.get("verbs", [])) == ["list", "watch"]
                    and not ru.get("resourceNames") for ru in rules)
         check(r["kind"] == "Role" and len(rules) == 1 and only,
-              f"{where}: {r['kind']} {r['metadata']['name']} grants only get/list/watch on pods")
+              f"{where}: {r['kind']} {r['metadata']['name']} grants only list/watch on pods")
     check(not any(o["kind"] == "ClusterRoleBinding" for o in objs),
           f"{where}: no ClusterRoleBinding")
     return roles

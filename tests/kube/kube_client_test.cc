@@ -101,7 +101,7 @@ TEST_F(KubeClientTest, ForbiddenNamesVerbResourceAndRbac) {
   EXPECT_THAT(*end,
               StatusIs(Code::kPermissionDenied,
                        "cannot \"watch\" \"pods\" in namespace \"default\" "
-                       "(grant get/list/watch on pods: see "
+                       "(grant list/watch on pods: see "
                        "images/k8s/role.yaml)"));
   EXPECT_THAT(end->message(), HasSubstr("system:serviceaccount:default:x"));
 }

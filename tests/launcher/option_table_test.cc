@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -126,6 +127,55 @@ TEST(OptionTableTest, NamesAreUnique) {
   for (const ShortFlag& f : ShortFlags()) {
     EXPECT_TRUE(flags.insert(f.flag).second) << f.flag;
   }
+}
+
+TEST(OptionTableTest, MisspeltLongOptionGetsTheClosestOne) {
+  auto parse = [](std::vector<std::string> args,
+                  std::map<std::string, std::string> env = {},
+                  std::string file = "") {
+    return ParseOptions(args, env,
+                        [&](const std::string&) -> StatusOr<std::string> {
+                          if (file.empty()) return NotFoundError("none");
+                          return file;
+                        });
+  };
+  EXPECT_THAT(parse({"--namespce", "ns", "h", "c"}),
+              StatusIs(Code::kInvalidArgument,
+                       "--namespce: unknown option (did you mean "
+                       "--namespace? see k8s-agent --help)"));
+  EXPECT_THAT(parse({"--Timeout=5m", "h", "c"}),
+              StatusIs(Code::kInvalidArgument, "did you mean --timeout?"));
+  EXPECT_THAT(parse({"--hostfiel"}),
+              StatusIs(Code::kInvalidArgument, "did you mean --hostfile?"));
+  EXPECT_THAT(parse({"--kube=/k", "h", "c"}),  // A unique prefix.
+              StatusIs(Code::kInvalidArgument, "did you mean --kubeconfig?"));
+  // Nothing near enough: no guess.
+  StatusOr<Options> o = parse({"--bogus", "h", "c"});
+  EXPECT_THAT(o, StatusIs(Code::kInvalidArgument,
+                          "--bogus: unknown option (see k8s-agent --help)"));
+  // The file and the environment, in their own spelling.
+  EXPECT_THAT(
+      parse({"h", "c"}, {}, "selecter=role=w\n"),
+      StatusIs(Code::kInvalidArgument, "did you mean selector? known:"));
+  EXPECT_THAT(parse({"h", "c"}, {}, "K8S_AGENT_TIMEOT=5m\n"),
+              StatusIs(Code::kInvalidArgument,
+                       "did you mean K8S_AGENT_TIMEOUT? known:"));
+  o = parse({"h", "c"}, {{"K8S_AGENT_NAMESPCE", "ns"}});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_THAT(o->notes,
+              ::testing::Contains("ignoring unknown environment variable "
+                                  "K8S_AGENT_NAMESPCE (did you mean "
+                                  "K8S_AGENT_NAMESPACE?)"));
+}
+
+TEST(OptionTableTest, ClosestLongOptionKeepsToItsLimits) {
+  EXPECT_EQ(ClosestLongOption("namespace", false), FindLongOption("namespace"));
+  EXPECT_EQ(ClosestLongOption("slot", false), FindLongOption("slots"));
+  EXPECT_EQ(ClosestLongOption("wait", false), nullptr);  // Three prefixes.
+  EXPECT_EQ(ClosestLongOption("xyz", false), nullptr);
+  // --hostfile is command-line only: not offered for the file.
+  EXPECT_EQ(ClosestLongOption("hostfile", false), FindLongOption("hostfile"));
+  EXPECT_NE(ClosestLongOption("hostfile", true), FindLongOption("hostfile"));
 }
 
 }  // namespace

@@ -551,6 +551,12 @@ TEST(OptionsTest, HelpAndVersionNeedNothingElse) {
   o = p.Parse({"-v", "--help", "hostA"});
   ASSERT_THAT(o, IsOk());
   EXPECT_TRUE(o->help);
+  o = p.Parse({"-h"});  // ssh has no -h: no agent string can mean else.
+  ASSERT_THAT(o, IsOk());
+  EXPECT_TRUE(o->help);
+  o = p.Parse({"hostA", "-vh", "cmd"});
+  ASSERT_THAT(o, IsOk());
+  EXPECT_TRUE(o->help);
 }
 
 // ---------------------------------------------------------------------------
@@ -1131,6 +1137,7 @@ TEST(UsageTextTest, DocumentsEveryOptionAndVariable) {
                            "-o KEY=VALUE",
                            "-n",
                            "-q",
+                           "-h",
                            "-v",
                            "-t, -tt",
                            "-x -X -T -4 -6 -a -A -k -C",

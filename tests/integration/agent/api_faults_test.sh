@@ -214,7 +214,7 @@ forbidden)
   api POST /_control/stats/reset
   run_agent --timeout 60s w-0 true
   [ $RC -eq 255 ] || fail "rc $RC"
-  grep -q 'forbidden: the service account cannot "list" "pods" in namespace "default" (grant get/list/watch on pods: see images/k8s/role.yaml)' "$T/err" || fail "message: $(cat "$T/err")"
+  grep -q 'forbidden: the service account cannot "list" "pods" in namespace "default" (grant list/watch on pods: see images/k8s/role.yaml)' "$T/err" || fail "message: $(cat "$T/err")"
   grep -q 'pods \"w-0\" is forbidden\|pods is forbidden' "$T/err" || fail "server's reason missing: $(cat "$T/err")"
   [ "$(count_of LIST)" -ge 2 ] || fail "expected retries before failing, got $(count_of LIST) LIST(s)"
   api POST /_control/faults '{"clear":true}'

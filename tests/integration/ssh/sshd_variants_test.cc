@@ -331,29 +331,48 @@ TEST_F(KeyTypesTest, MaxAuthTriesDisconnectIsReportedInTheServersWords) {
 
 // Runs `sleep` remotely, waits until it started (its output), sends TERM,
 // and returns how the command ended.
+//
+// The wait reads the pipe before each loop round, not only after one:
+// under load Exec() itself (its first Advance) can open the channel, run
+// the command and copy its "started" into the pipe, and then no fd event
+// is left for RunOnce() to return on until the command exits. Reading
+// only after RunOnce() then saw "started" when the sleep ended, 30 s
+// later, and the signal found no command to end.
 ExitResult SignalSleepingCommand(SshConnection* c, EventLoop* loop) {
   int fds[2];
   EXPECT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
   UniqueFd out_read(fds[0]), out_write(fds[1]);
-  EXPECT_THAT(c->Exec("echo started; exec sleep 30", {-1, out_write.get(), -1}),
-              IsOk());
+  // Long enough that only the signal can end it within the test.
+  EXPECT_THAT(
+      c->Exec("echo started; exec sleep 300", {-1, out_write.get(), -1}),
+      IsOk());
   loop->Add(c);
-  auto deadline = RealClock::Get()->Now() + testing::kSshdStepTimeout;
   char buf[64];
   std::string got;
-  while (got.find("started") == std::string::npos &&
-         RealClock::Get()->Now() < deadline) {
+  auto drain = [&] {
+    ssize_t n;
+    while ((n = ::read(out_read.get(), buf, sizeof(buf))) > 0) {
+      got.append(buf, static_cast<size_t>(n));
+    }
+  };
+  // Each wait has its own bound (a hang fails the test, it does not eat
+  // the next wait's time), and each checks its condition before blocking.
+  auto deadline = RealClock::Get()->Now() + testing::kSshdStepTimeout;
+  for (drain(); got.find("started") == std::string::npos; drain()) {
+    if (c->state() != SshConnection::State::kRunning ||
+        RealClock::Get()->Now() > deadline) {
+      break;
+    }
     EXPECT_THAT(loop->RunOnce(), IsOk());
-    ssize_t n = ::read(out_read.get(), buf, sizeof(buf));
-    if (n > 0) got.append(buf, static_cast<size_t>(n));
   }
+  EXPECT_THAT(got, HasSubstr("started")) << c->status().ToString();
   c->Signal("TERM");
+  deadline = RealClock::Get()->Now() + testing::kSshdStepTimeout;
   while (c->state() != SshConnection::State::kExited &&
          c->state() != SshConnection::State::kFailed &&
          RealClock::Get()->Now() < deadline) {
     EXPECT_THAT(loop->RunOnce(), IsOk());
-    while (::read(out_read.get(), buf, sizeof(buf)) > 0) {
-    }
+    drain();
   }
   loop->Remove(c);
   EXPECT_EQ(c->state(), SshConnection::State::kExited)

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# scripts/release.sh answers --help (and -h) with its usage on stdout and exit 0, before it builds or
+# checks anything; a bad option gets its name, the usage on stderr and exit 2.
+# Usage: release_usage_test.sh [REPO_DIR]
+set -uo pipefail
+
+repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
+tmp="$(mktemp -d /tmp/k8s-release-usage.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+status=0
+fail() {
+  echo "FAIL: $*"
+  status=1
+}
+ok() { echo "ok: $*"; }
+
+for flag in --help -h; do
+  "$repo/scripts/release.sh" "$flag" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if ((rc != 0)); then
+    fail "release.sh $flag: exit $rc, want 0: $(cat "$tmp/err")"
+  elif ! grep -q '^usage: scripts/release.sh .*--allow-dirty' "$tmp/out"; then
+    fail "release.sh $flag: no usage line on stdout: $(cat "$tmp/out")"
+  elif ! grep -q "^never pairs one commit's README" "$tmp/out"; then
+    fail "release.sh $flag: the usage is cut short: $(tail -n 2 "$tmp/out")"
+  elif [[ -s "$tmp/err" ]]; then
+    fail "release.sh $flag: wrote to stderr: $(cat "$tmp/err")"
+  else
+    ok "release.sh $flag: usage on stdout, exit 0"
+  fi
+done
+
+for args in "--bogus" "--out"; do
+  # shellcheck disable=SC2086  # One word or two, on purpose.
+  "$repo/scripts/release.sh" $args >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  if ((rc != 2)); then
+    fail "release.sh $args: exit $rc, want 2"
+  elif ! head -n 1 "$tmp/err" | grep -q -- "^release: .*$args" || ! grep -q "^usage: " "$tmp/err"; then
+    fail "release.sh $args: want the option named and the usage on stderr: $(cat "$tmp/err")"
+  elif [[ -s "$tmp/out" ]]; then
+    fail "release.sh $args: wrote to stdout"
+  else
+    ok "release.sh $args: named, usage on stderr, exit 2"
+  fi
+done
+exit $status

@@ -398,12 +398,12 @@ c07_stock_image() {
   cs_step "ran on the stock image's workers with the delivered sshd"
 }
 
-# Agents' pod reads from worker pods (tree spawn): how many of the workers' IPs (label app.kubernetes.io/name
-# = $1) the audit log shows as sources of the agents' requests, each made with that pod's own projected token
-# (the workers' service account: the launcher's pod has its own IP).
+# Agents' pod reads from worker pods (tree spawn): how many of the workers' IPs (label $2, by default
+# app.kubernetes.io/name, = $1) the audit log shows as sources of the agents' requests, each made with that
+# pod's own projected token (the workers' service account: the launcher's pod has its own IP).
 cs_reads_from_workers() {
-  local ips sources ip n=0
-  ips="$(cs_jsonpath pods "{.items[?(@.metadata.labels.app\.kubernetes\.io/name==\"$1\")].status.podIP}")"
+  local ips sources ip n=0 key="${2:-app.kubernetes.io/name}"
+  ips="$(cs_jsonpath pods "{.items[?(@.metadata.labels.${key//./\\.}==\"$1\")].status.podIP}")"
   sources="$(cs_agent_requests | awk '$1 == "list" || $1 == "watch" || $1 == "get" {print $3}' | sort -u |
     tr '\n' ' ')"
   for ip in $ips; do [[ " $sources" == *" $ip "* ]] && n=$((n + 1)); done
@@ -440,4 +440,31 @@ c08_ompi5_tree_stock() {
     ((got >= (radix == 1 ? 3 : 1))) || cs_fail "radix $radix: only $got workers' agents read pods"
     cs_step "radix $radix: ranks on all 4 workers, $got workers' agents launched the next level"
   done
+}
+
+# images/k8s/examples/mpijob-stock-image.yaml as mpi-operator v2beta1's controller sets it up
+# (mpijob_controller.py: its Secret, hostfile ConfigMap, Services, worker Pods and launcher Job, the
+# launcher's env appended after the user's with OMPI_MCA_plm_rsh_args="-o ConnectionAttempts=10"), on the
+# stock image under Open MPI 5, 4 workers, tree spawn at radix 1: the example's host-key settings come
+# from its ssh_config ConfigMap, its hostfile from the operator's, and the workers' agents read pods.
+c09_mpijob_ompi5_tree() {
+  local n got
+  sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
+    -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
+    -e 's|args: \["mpirun", "--allow-run-as-root", "-n", "2"|args: ["mpirun", "--allow-run-as-root", "--prtemca", "rml_base_radix", "1", "-n", "4"|' \
+    "$CS_IMG/examples/mpijob-stock-image.yaml" >"$CS_WORK/mpijob.yaml"
+  grep -q 'rml_base_radix", "1"' "$CS_WORK/mpijob.yaml" && grep -q 'replicas: 4' "$CS_WORK/mpijob.yaml" ||
+    cs_fail "images/k8s/examples/mpijob-stock-image.yaml changed its launcher args or replicas"
+  mkdir -p "$CS_WORK/operator-key"
+  "$CL_PY" "$CL_REPO_DIR/tests/cluster/mpijob_controller.py" "$CS_WORK/mpijob.yaml" "$CS_NS" \
+    "$CS_WORK/operator-key" >"$CS_WORK/mpijob.json" || cs_fail "rendering the MPIJob as mpi-operator does"
+  cs_k apply -f "$CS_WORK/mpijob.json" >/dev/null || cs_fail "applying the rendered MPIJob"
+  cs_wait_job train-launcher 300
+  cat "$CS_WORK/train-launcher.log"
+  for n in 0 1 2 3; do
+    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
+  done
+  got="$(cs_reads_from_workers worker training.kubeflow.org/job-role)"
+  ((got >= 3)) || cs_fail "only $got workers' agents read pods (radix 1 over 4 workers: 3 expected)"
+  cs_step "ranks on all 4 workers under the operator's env, $got workers' agents launched the next level"
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 26 items 7-10: a dead, slow, watch-failing or stopped API server,
+# A dead, slow, watch-failing or stopped API server,
 # with agent_lib.sh's setup (fake API server, loopback sshd).
 #   api_liveness_test.sh AGENT_BINARY SCENARIO
 # shellcheck source=tests/integration/agent/agent_lib.sh

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Issue 26 items 5, 6 and 18: kubeconfig features kubectl 1.20+ honours (exec
+# kubeconfig features kubectl 1.20+ honours (exec
 # credential plugins, proxy-url, tls-server-name, basic auth, system trust),
 # through the k8s-agent binary against the fake API server, with
 # agent_lib.sh's setup.

@@ -18,7 +18,7 @@ run_cfg() {  # run_cfg ARGS...: the agent with only -F's settings; sets RC
 
 case "$SCENARIO" in
 match-user-port)
-  # Issue 26: ssh logs in as the Match block's user on its port; the agent
+  # ssh logs in as the Match block's user on its port; the agent
   # used to go as the Host * user to port 1.
   cat > "$T/cfg" <<CFG
 Match host w-0
@@ -62,7 +62,7 @@ unknown-keyword)
   ok "a typo fails naming file:line, before the API"
   ;;
 wait-only-per-host)
-  # Issue 26 item 4: each host's own blocks (w-1's says port 1).
+  # Each host's own blocks (w-1's says port 1).
   printf 'Host w-0 w-2\n  Port %s\nHost w-1\n  Port 1\nHost *\n  User root\n%s\n' "$SSH_PORT" "$KEY_LINES" > "$T/cfg"
   for h in w-0 w-1 w-2; do pod $h '{"phase":"Running","podIP":"127.0.0.1"}'; done
   start_sshd

@@ -180,11 +180,12 @@ run_suite() {  # LABEL SSHD
   fi
 }
 
-# Bad input: one line on stderr, exit 255, before any sshd runs.
+# Bad input: one line on stderr, exit 255, at once, before any sshd runs
+# (bounded: a silent wait shows as exit 124, not as a hung test).
 bad() {  # LABEL EXPECTED-TEXT [--as-1000] ARGS...
-  local label="$1" want="$2" rc=0 prefix=()
+  local label="$1" want="$2" rc=0 prefix=(timeout 20)
   shift 2
-  if [[ "${1:-}" == --as-1000 ]]; then prefix=("${as_uid_1000[@]}"); shift; fi
+  if [[ "${1:-}" == --as-1000 ]]; then prefix+=("${as_uid_1000[@]}"); shift; fi
   "${prefix[@]}" "$entry" "$@" >"$tmp/bad.out" 2>"$tmp/bad.err" || rc=$?
   expect_eq "$label: exit" 255 "$rc"
   expect_eq "$label: one line" 1 "$(wc -l <"$tmp/bad.err")"
@@ -195,6 +196,13 @@ bad "missing keys dir" "keys dir $tmp/none is not a directory" --keys "$tmp/none
 bad "unknown user" "--user nosuch-k8s: no such user" --user nosuch-k8s --keys "$tmp/s-project"
 bad "bad port" "--port 0: not a port" --port 0
 bad "unknown option" "--bogus: unknown option" --bogus
+# A FIFO where a key file goes: refused at once, not a silent wait for a
+# writer.
+secret "$tmp/s-fifo" id_rsa=p521
+mkfifo "$tmp/s-fifo/..2026_12_01_00_00_00.000000001/authorized_keys"
+ln -s ..data/authorized_keys "$tmp/s-fifo/authorized_keys"
+bad "FIFO as authorized_keys" "authorized_keys is a FIFO (named pipe), not a regular file" \
+  --keys "$tmp/s-fifo" --sshd /usr/sbin/sshd
 chmod 000 "$tmp/s-project/..data/id_ed25519.pub"
 bad "unreadable file (as uid 1000)" "id_ed25519.pub" --as-1000 --keys "$tmp/s-project"
 chmod 0644 "$tmp/s-project/..data/id_ed25519.pub"

@@ -126,6 +126,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
         if (!n.empty()) a.session_env.push_back(n);
       }
     } else if (c == 'l') {
+      K8S_RETURN_IF_ERROR(CheckLogLevel(v));
       a.log_level = v;
     } else if (c == 'h') {
       a.help = true;
@@ -262,6 +263,8 @@ Status Run(const Args& args) {
   K8S_RETURN_IF_ERROR(CheckCanLogIn(user, root, "/etc/shadow"));
   K8S_ASSIGN_OR_RETURN(JobKeys keys, LoadJobKeys(args.keys));
   K8S_ASSIGN_OR_RETURN(std::string sshd, FindSshd(args.sshd));
+  // sshd_config names sshd-session and sshd-auth beside it.
+  K8S_RETURN_IF_ERROR(CheckConfigPath("--sshd", sshd));
   std::string session = Beside(sshd, "sshd-session");
   if (root) {
     K8S_RETURN_IF_ERROR(EnsurePrivsepDir(
@@ -286,8 +289,8 @@ Status Run(const Args& args) {
   s.auth_path = Beside(sshd, "sshd-auth");
   s.log_level = args.log_level;
   s.session_env = SessionEnv(args, run);
-  K8S_RETURN_IF_ERROR(
-      WriteFileAtomically(run.config, RenderSshdConfig(s), 0600));
+  K8S_ASSIGN_OR_RETURN(std::string config, RenderSshdConfig(s));
+  K8S_RETURN_IF_ERROR(WriteFileAtomically(run.config, config, 0600));
   SayWhatRuns(args, user, keys, sshd, run);
   std::vector<std::string> words = {sshd, "-D", "-e", "-f", run.config};
   words.insert(words.end(), args.sshd_args.begin(), args.sshd_args.end());

@@ -56,6 +56,14 @@ Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
 Status CopyFileAtomically(const std::string& src, const std::string& dst,
                           mode_t mode);
 
+/// The same, unless `dst` already is that copy: a regular file (not a
+/// symlink) of this uid with no other hard link and the same size and bytes
+/// as `src`; then nothing is written but `mode`, if it differs (a directory
+/// that only just held the first copy has no room for a second). True when
+/// it wrote a copy.
+StatusOr<bool> CopyFileIfChanged(const std::string& src, const std::string& dst,
+                                 mode_t mode);
+
 /// The directory of the running program (/proc/self/exe), symlinks
 /// resolved: what is delivered sits beside it.
 StatusOr<std::string> SelfExeDir();

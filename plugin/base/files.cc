@@ -31,6 +31,7 @@ Status WriteAll(int fd, const char* data, size_t size,
 
 constexpr int kTempAttempts = 100;
 constexpr int kMaxTreeDepth = 64;
+constexpr int kMaxTreeMoves = 1 << 16;
 
 // A random suffix for a temporary's name: the writer's pid is predictable,
 // and a name another user can guess is one they can plant a symlink at.
@@ -119,7 +120,35 @@ StatusOr<UniqueFd> OpenParent(const std::string& dir) {
   return fd;
 }
 
-Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
+// Where RemoveTreeAt is: the directory it was called on, and the
+// subdirectories moved up to it from too deep down.
+struct RemoveTop {
+  int fd;
+  const std::string& dir;
+  std::vector<std::string> moved;
+};
+
+// Removing a tree another user made: past kMaxTreeDepth (a bound on open
+// descriptors and the stack), the subdirectory is renamed up into the top
+// directory and removed from there later, so that no depth they can make
+// stops the removal.
+Status MoveUp(RemoveTop& top, int dirfd, const std::string& path,
+              const std::string& name) {
+  for (int i = 0; i < kTempAttempts; ++i) {
+    std::string up = ".deep." + RandomSuffix();
+    if (renameat(dirfd, name.c_str(), top.fd, up.c_str()) == 0) {
+      top.moved.push_back(up);
+      return OkStatus();
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+      return ErrnoError("move " + path + " up to " + top.dir, errno);
+    }
+  }
+  return FailedPreconditionError("move " + path + " up to " + top.dir +
+                                 ": random names all taken");
+}
+
+Status RemoveTreeAtDepth(RemoveTop& top, int dirfd, const std::string& dir,
                          const std::string& name, int depth) {
   std::string path = JoinPath(dir, name);
   if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) {
@@ -128,10 +157,7 @@ Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
   if (errno != EISDIR && errno != EPERM) {
     return ErrnoError("remove " + path, errno);
   }
-  if (depth >= kMaxTreeDepth) {
-    return FailedPreconditionError("remove " + path + ": nested deeper than " +
-                                   std::to_string(kMaxTreeDepth));
-  }
+  if (depth >= kMaxTreeDepth) return MoveUp(top, dirfd, path, name);
   K8S_ASSIGN_OR_RETURN(UniqueFd sub, OpenDirNoFollowAt(dirfd, dir, name));
   int listed = dup(sub.get());
   if (listed < 0) return ErrnoError("dup", errno);
@@ -147,7 +173,7 @@ Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
   }
   closedir(d);
   for (const std::string& n : names) {
-    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(sub.get(), path, n, depth + 1));
+    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, sub.get(), path, n, depth + 1));
   }
   if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
     return ErrnoError("remove " + path, errno);
@@ -293,7 +319,22 @@ StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
 
 Status RemoveTreeAt(int dirfd, const std::string& dir,
                     const std::string& name) {
-  return RemoveTreeAtDepth(dirfd, dir, name, 0);
+  RemoveTop top{dirfd, dir, {}};
+  K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, dirfd, dir, name, 0));
+  // Each pass takes kMaxTreeDepth levels off what was moved; the bound
+  // stops a tree grown as fast as it is removed.
+  for (int moves = 0; !top.moved.empty(); ++moves) {
+    if (moves >= kMaxTreeMoves) {
+      return FailedPreconditionError(
+          "remove " + JoinPath(dir, name) + ": still " +
+          std::to_string(top.moved.size()) + " directories deep inside after " +
+          std::to_string(kMaxTreeMoves) + " moves (is something filling it?)");
+    }
+    std::string next = top.moved.back();
+    top.moved.pop_back();
+    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, dirfd, dir, next, 0));
+  }
+  return OkStatus();
 }
 
 StatusOr<std::string> SelfExeDir() {

@@ -49,7 +49,8 @@ StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
 
 /// Removes `name` in `dirfd` and, when it is a directory, all it holds,
 /// following no symlink: what another user left there goes, and nothing
-/// outside it. A missing `name` is fine.
+/// outside it, however deep it is (deep parts are moved up into `dirfd`
+/// under a ".deep." name and removed from there). A missing `name` is fine.
 Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
 
 /// Copies `src` to `dst` the same way (streamed: any size).

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/base/files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +149,31 @@ TEST_F(FilesTest, RemoveTreeFollowsNoSymlink) {
   Status refused = OpenDirNoFollow(dir_ + "/link").status();
   EXPECT_NE(refused.message().find("symlink"), std::string::npos)
       << refused.message();
+}
+
+// What a session user can leave in their part of a kept run directory: a
+// tree deeper than the removal descends at once. It goes, all of it.
+TEST_F(FilesTest, RemoveTreeRemovesAnyDepth) {
+  std::string tree = dir_ + "/tree";
+  ASSERT_EQ(mkdir(tree.c_str(), 0700), 0);
+  auto top = OpenDirNoFollow(tree);
+  ASSERT_TRUE(top.ok());
+  int fd = dup(top->get());
+  for (int i = 0; i < 150; ++i) {  // Twice past the depth it descends at once.
+    ASSERT_EQ(mkdirat(fd, "dddddddddddddddddddd", 0700), 0) << i;
+    ASSERT_EQ(mknodat(fd, "f", S_IFREG | 0600, 0), 0);
+    int next = openat(fd, "dddddddddddddddddddd", O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(next, 0);
+    close(fd);
+    fd = next;
+  }
+  close(fd);
+  auto parent = OpenDirNoFollow(dir_);
+  ASSERT_TRUE(parent.ok());
+  Status removed = RemoveTreeAt(parent->get(), dir_, "tree");
+  ASSERT_TRUE(removed.ok()) << removed.message();
+  EXPECT_NE(access(tree.c_str(), F_OK), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "a .deep. directory left";
 }
 
 TEST(JoinPathTest, RootIsNotDoubled) {

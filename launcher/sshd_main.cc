@@ -27,6 +27,7 @@
 #include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "plugin/sshd/job_keys.h"
+#include "plugin/sshd/program_trust.h"
 #include "plugin/sshd/run_dir.h"
 #include "plugin/sshd/session_user.h"
 #include "plugin/sshd/sshd_config.h"
@@ -278,6 +279,18 @@ Status Run(const Args& args) {
           : UseRunDir(args.run_dir, keys, user, args.port));
   if (!run.warning.empty()) {
     std::fprintf(stderr, "k8s-agent-sshd: warning: %s\n", run.warning.c_str());
+  }
+  if (root) {
+    std::string self;
+    if (auto dir = SelfExeDir(); dir.ok()) {
+      self = JoinPath(*dir, "k8s-agent-sshd");
+    }
+    std::string replaceable = ReplaceableProgramWarning(
+        {sshd, session, Beside(sshd, "sshd-auth"), self}, user);
+    if (!replaceable.empty()) {
+      std::fprintf(stderr, "k8s-agent-sshd: warning: %s\n",
+                   replaceable.c_str());
+    }
   }
   SshdSettings s;
   s.port = args.port;

@@ -27,6 +27,7 @@
 #include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "plugin/sshd/job_keys.h"
+#include "plugin/sshd/program_trust.h"
 #include "plugin/sshd/run_dir.h"
 #include "plugin/sshd/session_user.h"
 #include "plugin/sshd/sshd_config.h"
@@ -126,6 +127,7 @@ StatusOr<Args> ParseArgs(int argc, char** argv) {
         if (!n.empty()) a.session_env.push_back(n);
       }
     } else if (c == 'l') {
+      K8S_RETURN_IF_ERROR(CheckLogLevel(v));
       a.log_level = v;
     } else if (c == 'h') {
       a.help = true;
@@ -262,6 +264,8 @@ Status Run(const Args& args) {
   K8S_RETURN_IF_ERROR(CheckCanLogIn(user, root, "/etc/shadow"));
   K8S_ASSIGN_OR_RETURN(JobKeys keys, LoadJobKeys(args.keys));
   K8S_ASSIGN_OR_RETURN(std::string sshd, FindSshd(args.sshd));
+  // sshd_config names sshd-session and sshd-auth beside it.
+  K8S_RETURN_IF_ERROR(CheckConfigPath("--sshd", sshd));
   std::string session = Beside(sshd, "sshd-session");
   if (root) {
     K8S_RETURN_IF_ERROR(EnsurePrivsepDir(
@@ -276,6 +280,18 @@ Status Run(const Args& args) {
   if (!run.warning.empty()) {
     std::fprintf(stderr, "k8s-agent-sshd: warning: %s\n", run.warning.c_str());
   }
+  if (root) {
+    std::string self;
+    if (auto dir = SelfExeDir(); dir.ok()) {
+      self = JoinPath(*dir, "k8s-agent-sshd");
+    }
+    std::string replaceable = ReplaceableProgramWarning(
+        {sshd, session, Beside(sshd, "sshd-auth"), self}, user);
+    if (!replaceable.empty()) {
+      std::fprintf(stderr, "k8s-agent-sshd: warning: %s\n",
+                   replaceable.c_str());
+    }
+  }
   SshdSettings s;
   s.port = args.port;
   s.user = user.name;
@@ -286,8 +302,8 @@ Status Run(const Args& args) {
   s.auth_path = Beside(sshd, "sshd-auth");
   s.log_level = args.log_level;
   s.session_env = SessionEnv(args, run);
-  K8S_RETURN_IF_ERROR(
-      WriteFileAtomically(run.config, RenderSshdConfig(s), 0600));
+  K8S_ASSIGN_OR_RETURN(std::string config, RenderSshdConfig(s));
+  K8S_RETURN_IF_ERROR(WriteFileAtomically(run.config, config, 0600));
   SayWhatRuns(args, user, keys, sshd, run);
   std::vector<std::string> words = {sshd, "-D", "-e", "-f", run.config};
   words.insert(words.end(), args.sshd_args.begin(), args.sshd_args.end());

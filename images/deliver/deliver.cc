@@ -74,8 +74,8 @@ StatusOr<bool> HasSshdSide(const std::string& from) {
 }
 
 // Copies the payload into DIR; the names delivered after k8s-agent go to
-// *with.
-Status Deliver(const std::string& dir, std::string* with) {
+// *with, how many were already in place to *kept.
+Status Deliver(const std::string& dir, std::string* with, int* kept) {
   struct stat st {};
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return FailedPreconditionError(
@@ -87,9 +87,14 @@ Status Deliver(const std::string& dir, std::string* with) {
   K8S_ASSIGN_OR_RETURN(bool sshd_side, HasSshdSide(from));
   for (const Payload& p : kPayload) {
     if (p.sshd_side && !sshd_side) continue;
-    K8S_RETURN_IF_ERROR(CopyFileAtomically(JoinPath(from, p.name),
-                                           JoinPath(dir, p.name), p.mode)
-                            .WithContext("delivering " + std::string(p.name)));
+    // A pod restart runs the init container again over the kept emptyDir:
+    // what is already there as it would be written is left alone.
+    StatusOr<bool> wrote = CopyFileIfChanged(JoinPath(from, p.name),
+                                             JoinPath(dir, p.name), p.mode);
+    if (!wrote.ok()) {
+      return wrote.status().WithContext("delivering " + std::string(p.name));
+    }
+    if (!*wrote) ++*kept;
     if (std::string(p.name) != "k8s-agent") {
       *with += (with->empty() ? "" : ", ") + std::string(p.name);
     }
@@ -114,13 +119,19 @@ int Main(int argc, char** argv) {
   }
   std::string dir = argv[1];
   std::string with;
-  Status status = Deliver(dir, &with);
+  int kept = 0;
+  Status status = Deliver(dir, &with, &kept);
   if (!status.ok()) {
     std::fprintf(stderr, "k8s-agent-deliver: %s\n", status.message().c_str());
     return 1;
   }
-  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s)\n", dir.c_str(),
-              with.c_str());
+  std::string kept_note;
+  if (kept > 0) {
+    kept_note = "; " + std::to_string(kept) +
+                " already in place and identical, left as they were";
+  }
+  std::printf("k8s-agent-deliver: %s/k8s-agent ready (with %s)%s\n",
+              dir.c_str(), with.c_str(), kept_note.c_str());
   return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <array>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,7 @@ Status WriteAll(int fd, const char* data, size_t size,
 
 constexpr int kTempAttempts = 100;
 constexpr int kMaxTreeDepth = 64;
+constexpr int kMaxTreeMoves = 1 << 16;
 
 // A random suffix for a temporary's name: the writer's pid is predictable,
 // and a name another user can guess is one they can plant a symlink at.
@@ -118,7 +120,35 @@ StatusOr<UniqueFd> OpenParent(const std::string& dir) {
   return fd;
 }
 
-Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
+// Where RemoveTreeAt is: the directory it was called on, and the
+// subdirectories moved up to it from too deep down.
+struct RemoveTop {
+  int fd;
+  const std::string& dir;
+  std::vector<std::string> moved;
+};
+
+// Removing a tree another user made: past kMaxTreeDepth (a bound on open
+// descriptors and the stack), the subdirectory is renamed up into the top
+// directory and removed from there later, so that no depth they can make
+// stops the removal.
+Status MoveUp(RemoveTop& top, int dirfd, const std::string& path,
+              const std::string& name) {
+  for (int i = 0; i < kTempAttempts; ++i) {
+    std::string up = ".deep." + RandomSuffix();
+    if (renameat(dirfd, name.c_str(), top.fd, up.c_str()) == 0) {
+      top.moved.push_back(up);
+      return OkStatus();
+    }
+    if (errno != EEXIST && errno != ENOTEMPTY) {
+      return ErrnoError("move " + path + " up to " + top.dir, errno);
+    }
+  }
+  return FailedPreconditionError("move " + path + " up to " + top.dir +
+                                 ": random names all taken");
+}
+
+Status RemoveTreeAtDepth(RemoveTop& top, int dirfd, const std::string& dir,
                          const std::string& name, int depth) {
   std::string path = JoinPath(dir, name);
   if (unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT) {
@@ -127,10 +157,7 @@ Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
   if (errno != EISDIR && errno != EPERM) {
     return ErrnoError("remove " + path, errno);
   }
-  if (depth >= kMaxTreeDepth) {
-    return FailedPreconditionError("remove " + path + ": nested deeper than " +
-                                   std::to_string(kMaxTreeDepth));
-  }
+  if (depth >= kMaxTreeDepth) return MoveUp(top, dirfd, path, name);
   K8S_ASSIGN_OR_RETURN(UniqueFd sub, OpenDirNoFollowAt(dirfd, dir, name));
   int listed = dup(sub.get());
   if (listed < 0) return ErrnoError("dup", errno);
@@ -146,7 +173,7 @@ Status RemoveTreeAtDepth(int dirfd, const std::string& dir,
   }
   closedir(d);
   for (const std::string& n : names) {
-    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(sub.get(), path, n, depth + 1));
+    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, sub.get(), path, n, depth + 1));
   }
   if (unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT) {
     return ErrnoError("remove " + path, errno);
@@ -172,17 +199,19 @@ Status WriteFileAtomically(const std::string& path, std::string_view content,
   return WriteFileAtomicallyAt(dirfd.get(), dir, name, content, mode, owner);
 }
 
-Status CopyFileAtomically(const std::string& src, const std::string& dst,
-                          mode_t mode) {
-  UniqueFd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!in.valid()) return ErrnoError("open " + src, errno);
+namespace {
+
+// Streams `in` (from its current offset) into a temporary beside `dst`,
+// renamed into place with `mode`.
+Status CopyFdAtomically(int in, const std::string& src, const std::string& dst,
+                        mode_t mode) {
   auto [dir, name] = SplitPath(dst);
   K8S_ASSIGN_OR_RETURN(UniqueFd dirfd, OpenParent(dir));
   K8S_ASSIGN_OR_RETURN(Temp t, CreateTemp(dirfd.get(), dir, name));
   std::array<char, 1 << 16> buf{};
   Status status;
   while (status.ok()) {
-    ssize_t n = read(in.get(), buf.data(), buf.size());
+    ssize_t n = read(in, buf.data(), buf.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       status = ErrnoError("read " + src, errno);
@@ -195,6 +224,70 @@ Status CopyFileAtomically(const std::string& src, const std::string& dst,
   }
   return Finish(status, dirfd.get(), dir, std::move(t), name, mode,
                 std::nullopt);
+}
+
+// Reads up to `size` bytes, fewer only at the end of the file.
+StatusOr<size_t> ReadFull(int fd, char* data, size_t size,
+                          const std::string& path) {
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = read(fd, data + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("read " + path, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  return got;
+}
+
+// Whether `dst` already is what copying `in` (of `in_st`) with `mode` would
+// make: a regular file, not a symlink, of this uid, with no other name
+// (nlink 1), the same size and bytes; a mode that differs alone is set on
+// it (that needs no room). Anything that cannot be checked counts as
+// different.
+bool AlreadyInPlace(int in, const struct stat& in_st, const std::string& src,
+                    const std::string& dst, mode_t mode) {
+  UniqueFd out(
+      open(dst.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  struct stat st {};
+  if (!out.valid() || fstat(out.get(), &st) != 0 || !S_ISREG(st.st_mode) ||
+      st.st_uid != geteuid() || st.st_nlink != 1 ||
+      st.st_size != in_st.st_size) {
+    return false;
+  }
+  std::array<char, 1 << 16> a{};
+  std::array<char, 1 << 16> b{};
+  while (true) {
+    StatusOr<size_t> na = ReadFull(in, a.data(), a.size(), src);
+    StatusOr<size_t> nb = ReadFull(out.get(), b.data(), b.size(), dst);
+    if (!na.ok() || !nb.ok() || *na != *nb) return false;
+    if (*na == 0) {
+      return (st.st_mode & 07777) == mode || fchmod(out.get(), mode) == 0;
+    }
+    if (std::memcmp(a.data(), b.data(), *na) != 0) return false;
+  }
+}
+
+}  // namespace
+
+Status CopyFileAtomically(const std::string& src, const std::string& dst,
+                          mode_t mode) {
+  UniqueFd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return ErrnoError("open " + src, errno);
+  return CopyFdAtomically(in.get(), src, dst, mode);
+}
+
+StatusOr<bool> CopyFileIfChanged(const std::string& src, const std::string& dst,
+                                 mode_t mode) {
+  UniqueFd in(open(src.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!in.valid()) return ErrnoError("open " + src, errno);
+  struct stat in_st {};
+  if (fstat(in.get(), &in_st) != 0) return ErrnoError("stat " + src, errno);
+  if (AlreadyInPlace(in.get(), in_st, src, dst, mode)) return false;
+  if (lseek(in.get(), 0, SEEK_SET) != 0)
+    return ErrnoError("seek " + src, errno);
+  K8S_RETURN_IF_ERROR(CopyFdAtomically(in.get(), src, dst, mode));
+  return true;
 }
 
 StatusOr<UniqueFd> OpenDirNoFollow(const std::string& path) {
@@ -226,7 +319,22 @@ StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
 
 Status RemoveTreeAt(int dirfd, const std::string& dir,
                     const std::string& name) {
-  return RemoveTreeAtDepth(dirfd, dir, name, 0);
+  RemoveTop top{dirfd, dir, {}};
+  K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, dirfd, dir, name, 0));
+  // Each pass takes kMaxTreeDepth levels off what was moved; the bound
+  // stops a tree grown as fast as it is removed.
+  for (int moves = 0; !top.moved.empty(); ++moves) {
+    if (moves >= kMaxTreeMoves) {
+      return FailedPreconditionError(
+          "remove " + JoinPath(dir, name) + ": still " +
+          std::to_string(top.moved.size()) + " directories deep inside after " +
+          std::to_string(kMaxTreeMoves) + " moves (is something filling it?)");
+    }
+    std::string next = top.moved.back();
+    top.moved.pop_back();
+    K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, dirfd, dir, next, 0));
+  }
+  return OkStatus();
 }
 
 StatusOr<std::string> SelfExeDir() {

@@ -49,12 +49,21 @@ StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
 
 /// Removes `name` in `dirfd` and, when it is a directory, all it holds,
 /// following no symlink: what another user left there goes, and nothing
-/// outside it. A missing `name` is fine.
+/// outside it, however deep it is (deep parts are moved up into `dirfd`
+/// under a ".deep." name and removed from there). A missing `name` is fine.
 Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
 
 /// Copies `src` to `dst` the same way (streamed: any size).
 Status CopyFileAtomically(const std::string& src, const std::string& dst,
                           mode_t mode);
+
+/// The same, unless `dst` already is that copy: a regular file (not a
+/// symlink) of this uid with no other hard link and the same size and bytes
+/// as `src`; then nothing is written but `mode`, if it differs (a directory
+/// that only just held the first copy has no room for a second). True when
+/// it wrote a copy.
+StatusOr<bool> CopyFileIfChanged(const std::string& src, const std::string& dst,
+                                 mode_t mode);
 
 /// The directory of the running program (/proc/self/exe), symlinks
 /// resolved: what is delivered sits beside it.

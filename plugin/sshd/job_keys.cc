@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/sshd/job_keys.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <array>
 #include <cerrno>
@@ -13,6 +15,7 @@
 #include "plugin/base/base64.h"
 #include "plugin/base/files.h"
 #include "plugin/base/strings.h"
+#include "plugin/base/unique_fd.h"
 
 namespace k8s_agent::sshd {
 namespace {
@@ -26,6 +29,23 @@ constexpr std::array<const char*, 4> kUserKeyNames = {
 
 // Key files are small; a bigger one is not a key.
 constexpr size_t kMaxKeyFile = 1 << 20;
+
+// What a non-regular file is, for the message that refuses it.
+const char* KindOf(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  return "of an unknown file type";
+}
+
+Status NotRegular(const std::string& path, mode_t mode) {
+  return FailedPreconditionError(
+      path + " is " + KindOf(mode) + ", not a regular file: a Secret " +
+      "volume holds only files (mount the job's ssh Secret there, or pass " +
+      "--keys DIR holding the key files themselves)");
+}
 
 // A Secret's key names with a path that exists (after the ..data links).
 // A dangling link or a directory under a key's name is an error: the
@@ -41,9 +61,7 @@ StatusOr<std::optional<std::string>> FirstPresent(const std::string& dir,
       return FailedPreconditionError(path + " is a dangling symlink (" +
                                      std::string(std::strerror(errno)) + ")");
     }
-    if (!S_ISREG(st.st_mode)) {
-      return FailedPreconditionError(path + " is not a regular file");
-    }
+    if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
     return std::optional<std::string>(path);
   }
   return std::optional<std::string>();
@@ -55,10 +73,45 @@ StatusOr<std::optional<std::string>> FirstPresent(
   return FirstPresent(dir, names.data(), names.size());
 }
 
+// Opened without blocking (a FIFO's open would wait for a writer that never
+// comes, and a device's may too), then checked on the descriptor itself:
+// what is read is what was checked. Symlinks are followed: the kubelet's
+// ..data links are how a Secret volume names its files.
 StatusOr<std::string> ReadKeyFile(const std::string& path) {
-  auto text = ReadFileToString(path, kMaxKeyFile);
-  if (!text.ok()) return text.status().WithContext("reading " + path);
-  return text;
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) {
+    // Opening a socket fails with ENXIO: name it as such.
+    struct stat st {};
+    if (errno == ENXIO && stat(path.c_str(), &st) == 0 &&
+        !S_ISREG(st.st_mode)) {
+      return NotRegular(path, st.st_mode);
+    }
+    return ErrnoError("reading " + path + ": open", errno);
+  }
+  struct stat st {};
+  if (fstat(fd.get(), &st) != 0) return ErrnoError("stat " + path, errno);
+  if (!S_ISREG(st.st_mode)) return NotRegular(path, st.st_mode);
+  if (st.st_size > static_cast<off_t>(kMaxKeyFile)) {
+    return FailedPreconditionError(
+        path + " is " + std::to_string(st.st_size) + " bytes, larger than " +
+        "any key (" + std::to_string(kMaxKeyFile) + "): the Secret holds " +
+        "something else under that name");
+  }
+  std::string out;
+  char buf[8192];
+  while (true) {
+    ssize_t n = read(fd.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoError("reading " + path, errno);
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    if (out.size() > kMaxKeyFile) {
+      return FailedPreconditionError(path + " grew past " +
+                                     std::to_string(kMaxKeyFile) +
+                                     " bytes while it was read");
+    }
+  }
+  return out;
 }
 
 // The cipher an OpenSSH-format private key ("openssh-key-v1") is encrypted

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <vector>
 
 #include "plugin/base/files.h"
@@ -13,6 +14,24 @@
 
 namespace k8s_agent::sshd {
 namespace {
+
+// `path` made absolute: sshd resolves a relative AuthorizedKeysFile against
+// the user's home, and a relative TMPDIR or --run-dir means this directory.
+// Checked here, before anything is made, for what sshd_config cannot hold.
+StatusOr<std::string> Absolute(const std::string& what,
+                               const std::string& path) {
+  std::string out = path;
+  if (out.empty() || out[0] != '/') {
+    std::vector<char> cwd(PATH_MAX + 1);
+    if (getcwd(cwd.data(), cwd.size()) == nullptr) {
+      return ErrnoError(what + " " + path + " is relative, and getcwd", errno);
+    }
+    out = out.empty() || out == "." ? std::string(cwd.data())
+                                    : JoinPath(cwd.data(), out);
+  }
+  K8S_RETURN_IF_ERROR(CheckConfigPath(what, out));
+  return out;
+}
 
 StatusOr<std::string> MakePrivateDir(const std::string& parent) {
   std::string templ = JoinPath(parent, "k8s-agent-sshd.XXXXXX");
@@ -57,9 +76,10 @@ Status InstallUserFiles(int run_fd, const JobKeys& keys,
         user_fd.get(), dir, "known_hosts",
         RenderKnownHosts(port, keys.host_public_key), 0600, owner));
     run.client_config = JoinPath(dir, "config");
-    K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(
-        user_fd.get(), dir, "config",
-        RenderClientConfig(port, identity, known_hosts), 0600, owner));
+    K8S_ASSIGN_OR_RETURN(std::string client,
+                         RenderClientConfig(port, identity, known_hosts));
+    K8S_RETURN_IF_ERROR(WriteFileAtomicallyAt(user_fd.get(), dir, "config",
+                                              client, 0600, owner));
   }
   if (fchown(user_fd.get(), owner.uid, owner.gid) != 0) {
     return ErrnoError("chown " + dir, errno);
@@ -130,7 +150,8 @@ Status Fill(int run_fd, const JobKeys& keys, const SessionUser& user, int port,
 StatusOr<RunDir> MakeRunDir(const std::string& parent, const JobKeys& keys,
                             const SessionUser& user, int port) {
   RunDir run;
-  K8S_ASSIGN_OR_RETURN(run.dir, MakePrivateDir(parent));
+  K8S_ASSIGN_OR_RETURN(std::string where, Absolute("TMPDIR", parent));
+  K8S_ASSIGN_OR_RETURN(run.dir, MakePrivateDir(where));
   K8S_ASSIGN_OR_RETURN(UniqueFd run_fd, OpenDirNoFollow(run.dir));
   run.warning = SharedParentWarning(run.dir, user);
   K8S_RETURN_IF_ERROR(Fill(run_fd.get(), keys, user, port, run));
@@ -139,10 +160,10 @@ StatusOr<RunDir> MakeRunDir(const std::string& parent, const JobKeys& keys,
 
 StatusOr<RunDir> UseRunDir(const std::string& dir, const JobKeys& keys,
                            const SessionUser& user, int port) {
-  K8S_ASSIGN_OR_RETURN(UniqueFd run_fd, PrepareNamedDir(dir));
   RunDir run;
-  run.dir = dir;
-  run.warning = SharedParentWarning(dir, user);
+  K8S_ASSIGN_OR_RETURN(run.dir, Absolute("--run-dir", dir));
+  K8S_ASSIGN_OR_RETURN(UniqueFd run_fd, PrepareNamedDir(run.dir));
+  run.warning = SharedParentWarning(run.dir, user);
   K8S_RETURN_IF_ERROR(Fill(run_fd.get(), keys, user, port, run));
   return run;
 }

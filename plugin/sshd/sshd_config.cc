@@ -6,18 +6,89 @@
 #include "plugin/base/strings.h"
 
 namespace k8s_agent::sshd {
+namespace {
 
-std::string RenderSshdConfig(const SshdSettings& s) {
+constexpr const char* kLogLevels[] = {"QUIET",  "FATAL",   "ERROR",
+                                      "INFO",   "VERBOSE", "DEBUG",
+                                      "DEBUG1", "DEBUG2",  "DEBUG3"};
+
+// One argument in double quotes: sshd (every version since quotes were
+// read), ssh and k8s-agent's config reader take it whole, spaces and all.
+// CheckConfigPath has refused what quotes cannot hold.
+std::string Quoted(const std::string& path) { return "\"" + path + "\""; }
+
+// For the keywords whose value is token-expanded (sshd's
+// AuthorizedKeysFile; ssh's IdentityFile, UserKnownHostsFile): a literal
+// '%' is "%%".
+std::string TokenQuoted(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return Quoted(out);
+}
+
+}  // namespace
+
+Status CheckLogLevel(const std::string& level) {
+  // sshd reads the level case-insensitively; a newline in it would be a
+  // line of config of its own.
+  if (std::any_of(std::begin(kLogLevels), std::end(kLogLevels),
+                  [&level](const char* known) {
+                    return ToLower(known) == ToLower(level);
+                  })) {
+    return OkStatus();
+  }
+  return InvalidArgumentError(
+      "--log-level " + Printable(level) + ": not one of sshd's levels " +
+      "(QUIET, FATAL, ERROR, INFO, VERBOSE, DEBUG, DEBUG1, DEBUG2, DEBUG3)");
+}
+
+Status CheckConfigPath(const std::string& what, const std::string& path) {
+  std::string bad;
+  for (size_t i = 0; i < path.size() && bad.empty(); ++i) {
+    unsigned char c = static_cast<unsigned char>(path[i]);
+    if (c == '"') {
+      bad = "a double quote";
+    } else if (c == '\\') {
+      bad = "a backslash";
+    } else if (c < 0x20 || c == 0x7f) {
+      bad = c == '\n' ? "a newline" : "a control character";
+    } else if (c == '$' && i + 1 < path.size() && path[i + 1] == '{') {
+      bad = "\"${\"";
+    }
+  }
+  if (bad.empty()) return OkStatus();
+  return FailedPreconditionError(
+      what + " " + Printable(path) + " has " + bad + ", which sshd_config " +
+      "and ssh_config cannot hold in a path (sshd before 8.7 and k8s-agent " +
+      "read no escapes, ssh expands ${...}): use a path without \", \\, " +
+      "${ or control characters");
+}
+
+StatusOr<std::string> RenderSshdConfig(const SshdSettings& s) {
+  const std::pair<const char*, const std::string*> paths[] = {
+      {"HostKey", &s.host_key_file},
+      {"AuthorizedKeysFile", &s.authorized_keys_file},
+      {"PidFile", &s.pid_file},
+      {"SshdSessionPath", &s.session_path},
+      {"SshdAuthPath", &s.auth_path}};
+  for (const auto& [key, path] : paths) {
+    K8S_RETURN_IF_ERROR(
+        CheckConfigPath(std::string("sshd_config ") + key, *path));
+  }
+  K8S_RETURN_IF_ERROR(CheckLogLevel(s.log_level));
   std::string c = "# Written by k8s-agent-sshd at start; not read again.\n";
   auto line = [&c](const std::string& key, const std::string& value) {
     c += key + " " + value + "\n";
   };
   line("Port", std::to_string(s.port));
-  line("HostKey", s.host_key_file);
-  line("AuthorizedKeysFile", s.authorized_keys_file);
-  line("PidFile", s.pid_file);
-  if (!s.session_path.empty()) line("SshdSessionPath", s.session_path);
-  if (!s.auth_path.empty()) line("SshdAuthPath", s.auth_path);
+  line("HostKey", Quoted(s.host_key_file));
+  line("AuthorizedKeysFile", TokenQuoted(s.authorized_keys_file));
+  line("PidFile", Quoted(s.pid_file));
+  if (!s.session_path.empty()) line("SshdSessionPath", Quoted(s.session_path));
+  if (!s.auth_path.empty()) line("SshdAuthPath", Quoted(s.auth_path));
   line("AuthenticationMethods", "publickey");
   line("PubkeyAuthentication", "yes");
   line("PasswordAuthentication", "no");
@@ -75,19 +146,21 @@ std::vector<std::pair<std::string, std::string>> SessionEnvironment(
   return out;
 }
 
-std::string RenderClientConfig(int port, const std::string& identity,
-                               const std::string& known_hosts) {
+StatusOr<std::string> RenderClientConfig(int port, const std::string& identity,
+                                         const std::string& known_hosts) {
+  K8S_RETURN_IF_ERROR(CheckConfigPath("IdentityFile", identity));
+  K8S_RETURN_IF_ERROR(CheckConfigPath("UserKnownHostsFile", known_hosts));
   return "# Written by k8s-agent-sshd: for k8s-agent run by orted here.\n"
          "Host *\n"
          "  Port " +
          std::to_string(port) +
          "\n"
          "  IdentityFile " +
-         identity +
+         TokenQuoted(identity) +
          "\n"
          "  IdentitiesOnly yes\n"
          "  UserKnownHostsFile " +
-         known_hosts +
+         TokenQuoted(known_hosts) +
          "\n"
          "  StrictHostKeyChecking yes\n"
          "  BatchMode yes\n";

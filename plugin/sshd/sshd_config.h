@@ -32,8 +32,21 @@ struct SshdSettings {
 };
 
 /// sshd_config for `s`: key authentication only, for `s.user` only, no
-/// forwarding of any kind, no environment accepted from clients.
-std::string RenderSshdConfig(const SshdSettings& s);
+/// forwarding of any kind, no environment accepted from clients. Paths are
+/// double-quoted (a space, '#' or '=' in them is theirs) and
+/// AuthorizedKeysFile's '%' doubled (sshd expands tokens there); fails on a
+/// path CheckConfigPath refuses or a LogLevel sshd does not know.
+StatusOr<std::string> RenderSshdConfig(const SshdSettings& s);
+
+/// Whether `level` is one of sshd's LogLevel values (any case).
+Status CheckLogLevel(const std::string& level);
+
+/// Whether `path` can be written into sshd_config and the client config so
+/// that sshd (any version), ssh and k8s-agent read it back as it is: not
+/// with a double quote or backslash (sshd before 8.7 and k8s-agent read no
+/// escapes), a control character, or "${" (ssh expands it in IdentityFile).
+/// `what` names the path's source in the message (TMPDIR, --run-dir, ...).
+Status CheckConfigPath(const std::string& what, const std::string& path);
 
 /// The SetEnv entries for `env`'s names that have a non-empty value; a value
 /// sshd_config cannot quote (a double quote or backslash) is left out and
@@ -44,9 +57,10 @@ std::vector<std::pair<std::string, std::string>> SessionEnvironment(
     std::vector<std::string>* skipped);
 
 /// Client settings for tree spawn: `identity` and `known_hosts` for every
-/// host, on `port`, host keys checked strictly.
-std::string RenderClientConfig(int port, const std::string& identity,
-                               const std::string& known_hosts);
+/// host, on `port`, host keys checked strictly; quoted and escaped as in
+/// RenderSshdConfig (ssh and k8s-agent expand '%' in both).
+StatusOr<std::string> RenderClientConfig(int port, const std::string& identity,
+                                         const std::string& known_hosts);
 
 /// One known_hosts line trusting the job's shared host key `public_key`
 /// ("type base64") for any host, bare and on `port`.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/base/files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +55,49 @@ TEST_F(FilesTest, CopyStreamsAndFailuresLeaveNoTemporary) {
   EXPECT_FALSE(bad_dir.ok());
 }
 
+ino_t InodeOf(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(lstat(path.c_str(), &st), 0);
+  return st.st_ino;
+}
+
+// A re-delivery over a kept emptyDir: what is already there as it would be
+// written stays (the same inode); any difference is written afresh.
+TEST_F(FilesTest, CopyIfChangedWritesOnlyWhatDiffers) {
+  std::string src = dir_ + "/src", dst = dir_ + "/dst";
+  ASSERT_TRUE(WriteFileAtomically(src, std::string(100000, 'a'), 0600).ok());
+  ASSERT_EQ(*CopyFileIfChanged(src, dst, 0755), true);
+  ino_t first = InodeOf(dst);
+  ASSERT_EQ(*CopyFileIfChanged(src, dst, 0755), false);
+  EXPECT_EQ(InodeOf(dst), first);
+  // Another mode alone is set in place; the same size with one byte
+  // changed, or another size, is a new copy.
+  EXPECT_EQ(*CopyFileIfChanged(src, dst, 0644), false);
+  EXPECT_EQ(ModeOf(dst), 0644u);
+  EXPECT_EQ(InodeOf(dst), first);
+  ASSERT_TRUE(
+      WriteFileAtomically(dst, std::string(99999, 'a') + "b", 0644).ok());
+  EXPECT_EQ(*CopyFileIfChanged(src, dst, 0644), true);
+  EXPECT_EQ(*ReadFileToString(dst), std::string(100000, 'a'));
+  ASSERT_TRUE(WriteFileAtomically(dst, "a", 0644).ok());
+  EXPECT_EQ(*CopyFileIfChanged(src, dst, 0644), true);
+  EXPECT_EQ(ReadFileToString(dst)->size(), 100000u);
+  // A symlink to an identical file, or a second name for it, is replaced:
+  // whoever made it could change what it points at.
+  std::string twin = dir_ + "/twin";
+  ASSERT_TRUE(CopyFileAtomically(src, twin, 0644).ok());
+  ASSERT_EQ(unlink(dst.c_str()), 0);
+  ASSERT_EQ(symlink(twin.c_str(), dst.c_str()), 0);
+  EXPECT_EQ(*CopyFileIfChanged(src, dst, 0644), true);
+  struct stat st {};
+  ASSERT_EQ(lstat(dst.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  ASSERT_EQ(unlink(dst.c_str()), 0);
+  ASSERT_EQ(link(twin.c_str(), dst.c_str()), 0);
+  EXPECT_EQ(*CopyFileIfChanged(src, dst, 0644), true);
+  EXPECT_NE(InodeOf(dst), InodeOf(twin));
+}
+
 // Another user who can write the directory plants a symlink where the
 // temporary goes (the pid-named one was predictable: PID 1 in a container).
 TEST_F(FilesTest, PlantedSymlinksAreNeverWrittenThrough) {
@@ -105,6 +149,31 @@ TEST_F(FilesTest, RemoveTreeFollowsNoSymlink) {
   Status refused = OpenDirNoFollow(dir_ + "/link").status();
   EXPECT_NE(refused.message().find("symlink"), std::string::npos)
       << refused.message();
+}
+
+// What a session user can leave in their part of a kept run directory: a
+// tree deeper than the removal descends at once. It goes, all of it.
+TEST_F(FilesTest, RemoveTreeRemovesAnyDepth) {
+  std::string tree = dir_ + "/tree";
+  ASSERT_EQ(mkdir(tree.c_str(), 0700), 0);
+  auto top = OpenDirNoFollow(tree);
+  ASSERT_TRUE(top.ok());
+  int fd = dup(top->get());
+  for (int i = 0; i < 150; ++i) {  // Twice past the depth it descends at once.
+    ASSERT_EQ(mkdirat(fd, "dddddddddddddddddddd", 0700), 0) << i;
+    ASSERT_EQ(mknodat(fd, "f", S_IFREG | 0600, 0), 0);
+    int next = openat(fd, "dddddddddddddddddddd", O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(next, 0);
+    close(fd);
+    fd = next;
+  }
+  close(fd);
+  auto parent = OpenDirNoFollow(dir_);
+  ASSERT_TRUE(parent.ok());
+  Status removed = RemoveTreeAt(parent->get(), dir_, "tree");
+  ASSERT_TRUE(removed.ok()) << removed.message();
+  EXPECT_NE(access(tree.c_str(), F_OK), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir_)) << "a .deep. directory left";
 }
 
 TEST(JoinPathTest, RootIsNotDoubled) {

@@ -1,7 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/sshd/job_keys.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "tests/sshd/secret_dir.h"
@@ -130,6 +135,72 @@ TEST(JobKeysTest, DanglingLinkAndMissingDirAreNamed) {
   ASSERT_FALSE(none.ok());
   EXPECT_NE(none.status().message().find("is not a directory"),
             std::string::npos);
+}
+
+// A FIFO in the Secret's place of `name` whose writer hands over `content`
+// as soon as a reader opens it: code that opens it blocking gets the text
+// (and then passes, so the test fails), code that refuses it never waits.
+class FifoKey {
+ public:
+  FifoKey(SecretDir& s, const std::string& name, const std::string& content)
+      : path_(s.path() + "/..2026_12_01_00_00_00.000000001/" + name) {
+    EXPECT_EQ(mkfifo(path_.c_str(), 0644), 0);
+    EXPECT_EQ(
+        symlink(("..data/" + name).c_str(), (s.path() + "/" + name).c_str()),
+        0);
+    old_pipe_ = signal(SIGPIPE, SIG_IGN);  // The reader may be gone.
+    writer_ = std::thread([this, content] {
+      int fd = open(path_.c_str(), O_WRONLY | O_CLOEXEC);  // Until a reader.
+      if (fd < 0) return;
+      ssize_t ignored = write(fd, content.data(), content.size());
+      (void)ignored;
+      close(fd);
+    });
+  }
+  ~FifoKey() {
+    // Releases a writer still waiting for a reader.
+    int fd = open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    writer_.join();
+    if (fd >= 0) close(fd);
+    signal(SIGPIPE, old_pipe_);
+  }
+
+ private:
+  std::string path_;
+  std::thread writer_;
+  sighandler_t old_pipe_;
+};
+
+TEST(JobKeysTest, AFifoAsAKeyFileIsRefusedAtOnce) {
+  SecretDir a;
+  a.Add("id_rsa", kPemEcKey);
+  FifoKey authorized(a, "authorized_keys", kEcdsaPub + "\n");
+  auto keys = LoadJobKeys(a.path());
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find(a.path() +
+                                         "/authorized_keys is a FIFO (named "
+                                         "pipe), not a regular file"),
+            std::string::npos)
+      << keys.status().message();
+  SecretDir b;
+  b.Add("id_ed25519", OpensshKeyText("none"));
+  FifoKey pub(b, "id_ed25519.pub", kEd25519Pub + "\n");
+  auto public_half = LoadJobKeys(b.path());
+  ASSERT_FALSE(public_half.ok());
+  EXPECT_NE(public_half.status().message().find("id_ed25519.pub is a FIFO"),
+            std::string::npos)
+      << public_half.status().message();
+}
+
+TEST(JobKeysTest, ADeviceAsAKeyFileIsRefused) {
+  SecretDir s;
+  s.Add("id_rsa", kPemEcKey);
+  ASSERT_EQ(symlink("/dev/null", (s.path() + "/authorized_keys").c_str()), 0);
+  auto keys = LoadJobKeys(s.path());
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find("is a character device"),
+            std::string::npos)
+      << keys.status().message();
 }
 
 TEST(JobKeysTest, PublicKeyOfKeepsTypeAndKey) {

@@ -141,6 +141,52 @@ TEST(RunDirTest, AParentOthersCanWriteIsWarnedOf) {
   EXPECT_EQ(sticky->warning, "");
 }
 
+// TMPDIR with a space: the directory is made there (sshd_config quotes it);
+// with a double quote, nothing is made at all.
+TEST(RunDirTest, ParentWithASpaceWorksOneWithAQuoteIsRefused) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  std::string spaced = parent.root() + "/my tmp";
+  ASSERT_EQ(mkdir(spaced.c_str(), 0700), 0);
+  auto run = MakeRunDir(spaced, Keys(), me, 2222);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->dir.rfind(spaced + "/k8s-agent-sshd.", 0), 0u) << run->dir;
+  EXPECT_NE(ReadFileToString(run->client_config)
+                ->find("IdentityFile \"" + spaced + "/"),
+            std::string::npos);
+  std::string quoted = parent.root() + "/a\"b";
+  ASSERT_EQ(mkdir(quoted.c_str(), 0700), 0);
+  auto refused = MakeRunDir(quoted, Keys(), me, 2222);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("TMPDIR " + quoted +
+                                            " has a double quote"),
+            std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(rmdir(quoted.c_str()), 0);  // Empty: nothing was made in it.
+  auto named = UseRunDir(quoted + "/run", Keys(), me, 2222);
+  ASSERT_FALSE(named.ok());
+  EXPECT_NE(named.status().message().find("--run-dir"), std::string::npos);
+}
+
+// A relative TMPDIR or --run-dir is made absolute: sshd would look for a
+// relative AuthorizedKeysFile in the user's home.
+TEST(RunDirTest, RelativeDirsBecomeAbsolute) {
+  SecretDir parent;
+  SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
+  std::vector<char> cwd(4096);
+  ASSERT_NE(getcwd(cwd.data(), cwd.size()), nullptr);
+  ASSERT_EQ(chdir(parent.root().c_str()), 0);
+  auto run = MakeRunDir(".", Keys(), me, 2222);
+  auto named = UseRunDir("run", Keys(), me, 2222);
+  ASSERT_EQ(chdir(cwd.data()), 0);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  EXPECT_EQ(run->authorized_keys.rfind(parent.root() + "/k8s-agent-sshd.", 0),
+            0u)
+      << run->authorized_keys;
+  ASSERT_TRUE(named.ok()) << named.status().message();
+  EXPECT_EQ(named->pid_file, parent.root() + "/run/sshd.pid");
+}
+
 TEST(RunDirTest, UnwritableParentIsNamed) {
   SessionUser me{"me", geteuid(), getegid(), "/", "/bin/sh"};
   auto run = MakeRunDir("/proc/self", Keys(), me, 2222);

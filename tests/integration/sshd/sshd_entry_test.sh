@@ -78,6 +78,10 @@ awk -F: '$3 != 1000 { print } END { print "mpiuser:x:1000:" }' /etc/group >"$tmp
 chmod 0644 "$tmp/passwd" "$tmp/group"
 install -d -m 0755 -o 1000 -g 1000 "$tmp/home"
 install -d -m 1777 "$tmp/t"  # TMPDIR: both users make their run dir there.
+# A TMPDIR sshd_config must quote (and whose % sshd must not expand).
+spaced_tmp="$tmp/t dir %u #1"
+install -d -m 1777 "$spaced_tmp"
+start_tmpdir="$tmp/t"
 as_uid_1000=(unshare --mount --propagation private sh -c '
   mount --bind "$1/passwd" /etc/passwd && mount --bind "$1/group" /etc/group || exit 1
   shift; exec "$@"' sh "$tmp" setpriv --reuid=1000 --regid=1000 --clear-groups)
@@ -91,7 +95,7 @@ start() {
   if [[ "${1:-}" == --as-1000 ]]; then prefix=("${as_uid_1000[@]}"); shift; fi
   port=$((port + 1))
   ip netns exec "$ns" "${prefix[@]}" env -i PATH="/opt/k8s-test/bin:/usr/bin:/bin" \
-    HOME="$tmp/home" TMPDIR="$tmp/t" K8S_AGENT_NAMESPACE=entry-test \
+    HOME="$tmp/home" TMPDIR="$start_tmpdir" K8S_AGENT_NAMESPACE=entry-test \
     "$entry" --port "$port" "$@" >"$tmp/$name.log" 2>&1 &
   pid=$!
   pids+=("$pid")
@@ -157,6 +161,23 @@ run_suite() {  # LABEL SSHD
     fail "$label: k8s-agent-sshd as root never accepted on $port"
   fi
 
+  start_tmpdir="$spaced_tmp"
+  if start "$label-spaced" --keys "$tmp/s-project" --sshd "$sshd"; then
+    out="$(remote "$tmp/keys/user" "$tmp/keys/host.pub" root \
+      'ssh -n -F "$K8S_AGENT_SSH_CONFIG" 127.0.0.1 echo second-hop && echo "$K8S_AGENT_SSH_CONFIG"' 2>"$tmp/ssh.err")" ||
+      cat "$tmp/ssh.err" "$tmp/$label-spaced.log" >&2
+    if [[ "$out" == "second-hop"$'\n'"$spaced_tmp/k8s-agent-sshd."*/user/config ]]; then
+      ok "$label: a TMPDIR with a space, % and # (login, second hop)"
+    else
+      fail "$label: TMPDIR '$spaced_tmp': login and second hop gave '$out'"
+    fi
+    stop "$label-spaced"
+  else
+    cat "$tmp/$label-spaced.log" >&2
+    fail "$label: TMPDIR '$spaced_tmp': never accepted"
+  fi
+  start_tmpdir="$tmp/t"
+
   if start "$label-mpiop" --keys "$tmp/s-mpiop" --sshd "$sshd"; then
     out="$(remote "$tmp/keys/p521" "$tmp/keys/p521.pub" root 'id -u' 2>"$tmp/ssh.err")" ||
       cat "$tmp/ssh.err" "$tmp/$label-mpiop.log" >&2
@@ -180,11 +201,13 @@ run_suite() {  # LABEL SSHD
   fi
 }
 
-# Bad input: one line on stderr, exit 255, before any sshd runs.
-bad() {  # LABEL EXPECTED-TEXT [--as-1000] ARGS...
-  local label="$1" want="$2" rc=0 prefix=()
+# Bad input: one line on stderr, exit 255, at once, before any sshd runs
+# (bounded: a silent wait shows as exit 124, not as a hung test).
+bad() {  # LABEL EXPECTED-TEXT [--as-1000] [--env VAR=VALUE] ARGS...
+  local label="$1" want="$2" rc=0 prefix=(timeout 20)
   shift 2
-  if [[ "${1:-}" == --as-1000 ]]; then prefix=("${as_uid_1000[@]}"); shift; fi
+  if [[ "${1:-}" == --as-1000 ]]; then prefix+=("${as_uid_1000[@]}"); shift; fi
+  if [[ "${1:-}" == --env ]]; then prefix+=(env "$2"); shift 2; fi
   "${prefix[@]}" "$entry" "$@" >"$tmp/bad.out" 2>"$tmp/bad.err" || rc=$?
   expect_eq "$label: exit" 255 "$rc"
   expect_eq "$label: one line" 1 "$(wc -l <"$tmp/bad.err")"
@@ -194,7 +217,16 @@ bad "empty keys dir" "no host key in $tmp/s-empty" --keys "$tmp/s-empty" --sshd 
 bad "missing keys dir" "keys dir $tmp/none is not a directory" --keys "$tmp/none"
 bad "unknown user" "--user nosuch-k8s: no such user" --user nosuch-k8s --keys "$tmp/s-project"
 bad "bad port" "--port 0: not a port" --port 0
+bad "quote in TMPDIR" "has a double quote" --env TMPDIR="$tmp/a\"b" --keys "$tmp/s-project"
+bad "bad log level" "not one of sshd's levels" --log-level "$(printf 'INFO\nPermitRootLogin yes')"
 bad "unknown option" "--bogus: unknown option" --bogus
+# A FIFO where a key file goes: refused at once, not a silent wait for a
+# writer.
+secret "$tmp/s-fifo" id_rsa=p521
+mkfifo "$tmp/s-fifo/..2026_12_01_00_00_00.000000001/authorized_keys"
+ln -s ..data/authorized_keys "$tmp/s-fifo/authorized_keys"
+bad "FIFO as authorized_keys" "authorized_keys is a FIFO (named pipe), not a regular file" \
+  --keys "$tmp/s-fifo" --sshd /usr/sbin/sshd
 chmod 000 "$tmp/s-project/..data/id_ed25519.pub"
 bad "unreadable file (as uid 1000)" "id_ed25519.pub" --as-1000 --keys "$tmp/s-project"
 chmod 0644 "$tmp/s-project/..data/id_ed25519.pub"

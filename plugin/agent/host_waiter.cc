@@ -110,8 +110,9 @@ void HostWaiter::Evaluate(TimePoint now) {
       return;
     case PodResolver::State::kLooking:
       // Before the lookup's answer nothing is known about the pod: absence
-      // is not "not created yet".
+      // is not "not created yet". Looking again for a replacement says so.
       state_ = State::kResolving;
+      if (!resolver_.note().empty()) NoteState(resolver_.note(), now);
       return;
     case PodResolver::State::kNamed:
     case PodResolver::State::kFinding:
@@ -163,7 +164,10 @@ void HostWaiter::EvaluatePod(const kube::Pod& pod, TimePoint now) {
   pod_status_trace_.Observe(pod, host_.original, pod_name(), tracer_);
   // The API server marks a deletion (deletionTimestamp) before the pod
   // goes; without a controller nothing brings a pod of that name back.
-  if (pod.deleting && pod.controller.empty()) {
+  // A Job's replacement may come while the old pod terminates: that is
+  // looked for at once, and the dying pod is never launched on.
+  if (pod.deleting &&
+      (pod.controller.empty() || resolver_.ReplacedWhileTerminating(pod))) {
     resolver_.Departed(&pod, now);
     FollowDeparture(now);
     return;

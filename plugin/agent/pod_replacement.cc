@@ -26,6 +26,7 @@ Status PodReplacement::Went(const kube::Pod* last, const std::string& ref,
     controller_ = last->controller;
     last_uid_ = last->uid;
   }
+  bool was_terminating = terminating_;
   terminating_ = last && !IsTerminal(*last);
   if (controller_.empty()) {
     // Without a controller nothing brings a pod of that name back.
@@ -33,7 +34,19 @@ Status PodReplacement::Went(const kube::Pod* last, const std::string& ref,
     if (terminating_) return BarePodGone(ref, "is being deleted");
     return FatalPodState(*last, ref, policy_.ns, policy_.fatal_reasons);
   }
-  if (terminating_) return OkStatus();
+  if (terminating_) {
+    if (!was_terminating && last->uid != said_terminating_uid_) {
+      // Once per pod, at -v: the wait's progress lines and a timeout say
+      // it at default verbosity, should it last.
+      said_terminating_uid_ = last->uid;
+      kube::Pod as_was = *last;
+      as_was.deleting = false;  // Summarised as it still runs.
+      LogInfo(host_ + ": " + ref + " is terminating (" + PodSummary(as_was) +
+              "): not launching there; waiting for " + controller_ +
+              "'s replacement");
+    }
+    return OkStatus();
+  }
   ended_how_ = last ? last->phase + TerminalDetail(*last) : "";
   if (gone_at_ == TimePoint::max()) {
     gone_at_ = now;

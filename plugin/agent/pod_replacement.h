@@ -19,8 +19,9 @@ namespace k8s_agent {
 /// controller retries (a Job's index).
 ///
 ///   no controller                 an error at once: nothing recreates it
-///   terminating                   wait (no clock yet): the controller
-///                                 makes the replacement once it is gone
+///   terminating                   wait (no clock yet): a Job makes the
+///                                 replacement beside it, a StatefulSet
+///                                 once it is gone; said once at -v
 ///   deleted or ended              wait replacement_grace from the first
 ///                                 sight, said once at -v; then NotReplaced
 ///   a pod seen again (Saw)        the wait is over
@@ -64,8 +65,9 @@ class PodReplacement {
   std::string controller_;  // Of the latest snapshot seen.
   std::string last_uid_;
   TimePoint gone_at_ = TimePoint::max();
-  std::string ended_how_;     // "Failed: Error; ...", "" if deleted.
-  bool terminating_ = false;  // Being deleted, not ended.
+  std::string ended_how_;             // "Failed: Error; ...", "" if deleted.
+  bool terminating_ = false;          // Being deleted, not ended.
+  std::string said_terminating_uid_;  // The pod the -v line named.
 };
 
 }  // namespace k8s_agent

@@ -242,10 +242,25 @@ void PodResolver::Decide(const TargetPick& pick, const std::string& rv,
     return;
   }
   if (!target && ended && !IsTerminal(*ended)) {
-    // Being deleted but not ended: follow it by name until it goes, since
-    // a controller may make the replacement only then; its DELETED (or
-    // terminal phase) is a departure (Departed).
-    target = ended;
+    if (by_ip) {
+      // An IP is never replaced: follow the pod by name until it goes (its
+      // DELETED or terminal phase is a departure, see Departed).
+      target = ended;
+    } else {
+      // Being deleted: never the target. A Job makes the replacement while
+      // it lives (podReplacementPolicy TerminatingOrFailed, the 1.34
+      // default, as the Job controller always did), a StatefulSet only once
+      // it is gone: look again until one shows. No grace runs meanwhile.
+      if (!AwaitReplacement(ended, now)) return;
+      Reresolve(/*at_once=*/false, now);
+      return;
+    }
+  }
+  if (!target && !ended && relisting_ && replacement_.terminating() &&
+      !pick.skipped) {
+    // The pod that was being deleted is gone now: its replacement gets
+    // replacement_grace from here.
+    if (!AwaitReplacement(nullptr, now)) return;
   }
   if (target) {
     Name(*target, pick.passed_over, rv);
@@ -276,10 +291,17 @@ void PodResolver::Name(const kube::Pod& target,
                        const std::vector<const kube::Pod*>& passed_over,
                        const std::string& rv) {
   bool by_ip = host_.kind == HostName::Kind::kIp;
+  bool old_named = false;
   for (const kube::Pod* p : passed_over) {
     if (p == &target) continue;
+    old_named |= p->name == pod_name_;
     LogInfo(host_.original + ": using pod " + target.name +
             "; passing over pod " + p->name + ": " + PodSummary(*p));
+  }
+  if (relisting_ && !old_named && !pod_name_.empty() &&
+      pod_name_ != target.name) {
+    LogInfo(host_.original + ": using pod " + target.name +
+            ", the replacement of pod " + pod_name_);
   }
   pod_name_ = target.name;
   by_hostname_ = !by_ip;
@@ -431,11 +453,16 @@ bool PodResolver::ReplacesEnded(const kube::Pod& pod) const {
   return by_hostname_ && !pod.controller.empty();
 }
 
+bool PodResolver::ReplacedWhileTerminating(const kube::Pod& pod) const {
+  return pod.deleting && ReplacesEnded(pod);
+}
+
 void PodResolver::Departed(const kube::Pod* last, TimePoint now) {
   if (!AwaitReplacement(last, now)) return;
-  if (by_hostname_ && !replacement_.terminating()) {
-    // A Job's replacement gets a new name and the same spec.hostname:
-    // resolve HOST again rather than wait for the old name.
+  if (by_hostname_) {
+    // A Job's replacement gets a new name and the same spec.hostname, and
+    // may come while the old pod is still terminating: resolve HOST again
+    // (passing that pod over) rather than wait for the old name to go.
     Reresolve(/*at_once=*/true, now);
     return;
   }

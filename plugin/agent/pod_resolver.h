@@ -39,7 +39,9 @@ namespace k8s_agent {
 ///     |   hand-written, a Job before 1.28) --found--> kNamed
 ///     | none, any other HOST (or an IP): LIST the namespace (paged),
 ///     |   match spec.hostname / IP (PickTarget) --> kNamed (the match, or
-///     |   nullopt: wait for a pod of that name)
+///     |   nullopt: wait for a pod of that name); only a terminating pod
+///     |   has the hostname: list again after a backoff (a Job's
+///     |   replacement comes beside it) until a live one shows
 ///   any lookup error: ApiRetryPolicy (retry, reload the token, fail)
 ///
 /// kNamed hands the owner a Target once (TakeTarget): the owner follows
@@ -107,6 +109,11 @@ class PodResolver {
   /// out rather than the end: a controlled pod found by spec.hostname (an
   /// Indexed Job keeps the Failed pod and retries the index in a new one).
   bool ReplacesEnded(const kube::Pod& pod) const;
+  /// Whether a `pod` being deleted (followed by name) is a departure now,
+  /// not once it is gone: a controlled pod found by spec.hostname, whose
+  /// replacement (a Job's) may come while it still terminates. A pod
+  /// being deleted is never launched on; its replacement is looked for.
+  bool ReplacedWhileTerminating(const kube::Pod& pod) const;
   /// The followed pod went: `last` its final snapshot (terminal, or being
   /// deleted), nullptr when it was deleted. Decides by the replacement
   /// policy: kFailed, kLooking (looking again), or waiting (note()).

@@ -24,7 +24,29 @@ bool IsFatalWait(const kube::ContainerStatus& c,
                    c.waiting_reason) != fatal_reasons.end();
 }
 
+// "init container fetch", "sidecar container log-shipper", "container main".
+std::string ContainerKind(const kube::ContainerStatus& c) {
+  if (c.sidecar) return "sidecar container ";
+  return c.init ? "init container " : "container ";
+}
+
 }  // namespace
+
+std::string UnfinishedInit(const kube::Pod& pod) {
+  // Initialized=True (or Running) is the kubelet's own word that they are
+  // done; a crash-looping sidecar of such a pod is not "started" but was.
+  if (pod.true_since.count("Initialized") > 0 || pod.phase != "Pending") {
+    return "";
+  }
+  for (const kube::ContainerStatus& c : pod.containers) {
+    if (!c.init) continue;
+    bool done = c.sidecar ? c.started || !c.started_at.empty()
+                          : c.waiting_reason.empty() && c.started_at.empty() &&
+                                c.terminated_reason == "Completed";
+    if (!done) return ContainerKind(c) + c.name;
+  }
+  return "";
+}
 
 bool IsTerminal(const kube::Pod& pod) {
   return pod.phase == "Failed" || pod.phase == "Succeeded";
@@ -47,6 +69,9 @@ std::string TerminalDetail(const kube::Pod& pod) {
 
 std::string PodSummary(const kube::Pod& pod) {
   std::string s = kube::PhaseSummary(pod);
+  if (std::string init = UnfinishedInit(pod); !init.empty()) {
+    s += " (" + init + " not finished)";
+  }
   if (pod.phase == "Running") {
     s += pod.pod_ip.empty() ? " without an IP" : " at " + pod.pod_ip;
   }
@@ -64,8 +89,11 @@ TargetPick PickTarget(const HostName& host, const std::vector<kube::Pod>& pods,
                       const std::string& skip_uid) {
   TargetPick pick;
   for (const kube::Pod& p : pods) {
-    if (!skip_uid.empty() && p.uid == skip_uid) continue;
     if (!MatchesHost(host, p)) continue;
+    if (!skip_uid.empty() && p.uid == skip_uid) {
+      pick.skipped = true;
+      continue;
+    }
     (IsLive(p) ? pick.live : pick.passed_over).push_back(&p);
   }
   // RFC 3339 in UTC as the API server writes it ("2026-12-01T10:00:00Z")
@@ -100,11 +128,20 @@ Status FatalPodState(const kube::Pod& pod, const std::string& ref,
           "load the image onto the node, or drop imagePullPolicy: Never; " +
           remedy;
     }
+    // A crash loop's cause is the last exit; kubelet keeps it in
+    // lastState, which kubectl describe shows only further down.
+    std::string last_exit;
+    if (c.waiting_reason == "CrashLoopBackOff" &&
+        !c.terminated_reason.empty()) {
+      last_exit = "; it last exited with code " +
+                  std::to_string(c.terminated_exit_code) + " (" +
+                  c.terminated_reason + ")";
+    }
     return FailedPreconditionError(
-        where + ": " + (c.init ? "init container " : "container ") + c.name +
+        where + ": " + ContainerKind(c) + c.name +
         " is waiting: " + c.waiting_reason +
-        (c.waiting_message.empty() ? "" : ": " + c.waiting_message) + " (" +
-        remedy + ", or change --fail-on-reasons)");
+        (c.waiting_message.empty() ? "" : ": " + c.waiting_message) +
+        last_exit + " (" + remedy + ", or change --fail-on-reasons)");
   }
   return OkStatus();
 }
@@ -115,11 +152,14 @@ std::string FatalUnlessSshAnswers(
   std::string failing;
   bool another = false;  // A container not in a fatal wait: maybe sshd's.
   for (const kube::ContainerStatus& c : pod.containers) {
-    if (c.init) continue;  // Running: the init containers are done.
+    // Running: the regular init containers are done. A native sidecar runs
+    // beside the main containers, as a classic sidecar does: sshd is not
+    // in it, but its crash loop need not stop a launch either.
+    if (c.init && !c.sidecar) continue;
     if (!IsFatalWait(c, fatal_reasons)) {
-      another = true;
+      another = true;  // sshd may run in a sidecar, too.
     } else if (failing.empty()) {
-      failing = "container " + c.name + " is waiting: " + c.waiting_reason;
+      failing = ContainerKind(c) + c.name + " is waiting: " + c.waiting_reason;
     }
   }
   return another ? failing : "";

@@ -19,6 +19,14 @@ namespace k8s_agent {
 /// applies), so the pod will never run a command again.
 bool IsTerminal(const kube::Pod& pod);
 
+/// "init container fetch" (or "sidecar container log-shipper"): the first
+/// init container a Pending, not yet Initialized pod still waits on before
+/// its main containers start; "" when none. A regular one is done when it
+/// Completed; a native sidecar (restartPolicy Always) once it runs or has
+/// started: it keeps running for the pod's life (Kubernetes 1.33:
+/// Initialized turns True once each sidecar has started).
+std::string UnfinishedInit(const kube::Pod& pod);
+
 /// Could still run a command: neither terminal nor being deleted.
 bool IsLive(const kube::Pod& pod);
 
@@ -27,7 +35,8 @@ bool IsLive(const kube::Pod& pod);
 std::string TerminalDetail(const kube::Pod& pod);
 
 /// "Pending: ContainerCreating" / "Running at 10.1.2.3" / "Failed: Evicted",
-/// with " (terminating)" for a pod being deleted.
+/// with " (init container fetch not finished)" while one is (see
+/// UnfinishedInit) and " (terminating)" for a pod being deleted.
 std::string PodSummary(const kube::Pod& pod);
 
 /// The pod's IPs in the order to try them: status.podIPs (dual-stack: one
@@ -46,6 +55,9 @@ struct TargetPick {
   /// over while a live pod matches; otherwise the newest says whether a
   /// replacement may still come (its controller).
   std::vector<const kube::Pod*> passed_over;
+  /// The pod of `skip_uid` still answers to HOST (still terminating, or a
+  /// lagging cache): the pod that went is not gone yet.
+  bool skipped = false;
 };
 
 /// Matches `pods` against `host`, leaving out `skip_uid` (a pod known to be
@@ -63,9 +75,12 @@ Status FatalPodState(const kube::Pod& pod, const std::string& ref,
 
 /// "container sidecar is waiting: CrashLoopBackOff" when `pod` runs with
 /// an IP and some but not all of its containers wait for a reason in
-/// `fatal_reasons`; "" otherwise. Which container runs sshd is unknown, so
-/// such a pod is fatal only if SSH does not answer either (the waiter
-/// probes it for a grace); a pod with every container failing, or not
+/// `fatal_reasons`; "" otherwise. A native sidecar (an init container with
+/// restartPolicy Always) counts as a container that may fail here, never
+/// as the one left running for sshd; a regular init container never
+/// counts (a Running pod has finished them). Which container runs sshd is
+/// unknown, so such a pod is fatal only if SSH does not answer either (the
+/// waiter probes it for a grace); a pod with every container failing, or not
 /// Running, fails as FatalPodState says.
 std::string FatalUnlessSshAnswers(
     const kube::Pod& pod, const std::vector<std::string>& fatal_reasons);

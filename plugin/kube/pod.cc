@@ -4,6 +4,7 @@
 #include "plugin/kube/pod.h"
 
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "plugin/base/strings.h"
 #include "plugin/kube/json_depth.h"
@@ -90,6 +91,7 @@ Status ParseContainer(const Fields& f, bool init, ContainerStatus* c) {
   c->init = init;
   K8S_RETURN_IF_ERROR(f.String("name", &c->name));
   K8S_RETURN_IF_ERROR(f.Bool("ready", &c->ready));
+  K8S_RETURN_IF_ERROR(f.Bool("started", &c->started));
   K8S_RETURN_IF_ERROR(f.Int("restartCount", &c->restart_count));
   K8S_ASSIGN_OR_RETURN(Fields state, f.Object("state"));
   K8S_ASSIGN_OR_RETURN(Fields waiting, state.Object("waiting"));
@@ -108,6 +110,7 @@ Status ParseContainer(const Fields& f, bool init, ContainerStatus* c) {
 }
 
 Status ParseContainers(const Fields& status, const char* key, bool init,
+                       const std::set<std::string>& sidecars,
                        std::vector<ContainerStatus>* out) {
   K8S_ASSIGN_OR_RETURN(const json* list, status.Array(key));
   for (size_t i = 0; i < list->size(); ++i) {
@@ -118,6 +121,7 @@ Status ParseContainers(const Fields& status, const char* key, bool init,
     }
     ContainerStatus c;
     K8S_RETURN_IF_ERROR(ParseContainer(Fields(item, path), init, &c));
+    c.sidecar = init && sidecars.count(c.name) > 0;
     out->push_back(std::move(c));
   }
   return OkStatus();
@@ -154,6 +158,25 @@ Status ParseSpecContainers(const Fields& spec, Pod* pod) {
     K8S_RETURN_IF_ERROR(ParseQuantities(resources, "limits", &c.limits));
     K8S_RETURN_IF_ERROR(ParseQuantities(resources, "requests", &c.requests));
     pod->spec_containers.push_back(std::move(c));
+  }
+  return OkStatus();
+}
+
+// spec.initContainers with restartPolicy Always: the native sidecars, whose
+// statuses are among initContainerStatuses.
+Status ParseSidecars(const Fields& spec, std::set<std::string>* out) {
+  K8S_ASSIGN_OR_RETURN(const json* list, spec.Array("initContainers"));
+  for (size_t i = 0; i < list->size(); ++i) {
+    std::string path =
+        spec.Path("initContainers") + "[" + std::to_string(i) + "]";
+    Fields f((*list)[i], path);
+    if (!f.value().is_object()) {
+      return InternalError("pod " + path + ": expected object");
+    }
+    std::string name, restart;
+    K8S_RETURN_IF_ERROR(f.String("name", &name));
+    K8S_RETURN_IF_ERROR(f.String("restartPolicy", &restart));
+    if (restart == "Always") out->insert(name);
   }
   return OkStatus();
 }
@@ -260,6 +283,8 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   K8S_RETURN_IF_ERROR(spec.String("subdomain", &pod.subdomain));
   K8S_RETURN_IF_ERROR(spec.String("nodeName", &pod.node_name));
   K8S_RETURN_IF_ERROR(ParseSpecContainers(spec, &pod));
+  std::set<std::string> sidecars;
+  K8S_RETURN_IF_ERROR(ParseSidecars(spec, &sidecars));
 
   K8S_ASSIGN_OR_RETURN(Fields status, root.Object("status"));
   K8S_RETURN_IF_ERROR(status.String("phase", &pod.phase));
@@ -268,10 +293,10 @@ StatusOr<Pod> PodFromJsonValue(const json& object, const std::string& where) {
   K8S_RETURN_IF_ERROR(status.String("podIP", &pod.pod_ip));
   K8S_RETURN_IF_ERROR(ParsePodIps(status, &pod));
   K8S_RETURN_IF_ERROR(ParseConditions(status, &pod));
+  K8S_RETURN_IF_ERROR(ParseContainers(status, "initContainerStatuses", true,
+                                      sidecars, &pod.containers));
   K8S_RETURN_IF_ERROR(
-      ParseContainers(status, "initContainerStatuses", true, &pod.containers));
-  K8S_RETURN_IF_ERROR(
-      ParseContainers(status, "containerStatuses", false, &pod.containers));
+      ParseContainers(status, "containerStatuses", false, {}, &pod.containers));
   return pod;
 }
 

@@ -16,6 +16,13 @@ namespace k8s_agent::kube {
 struct ContainerStatus {
   std::string name;
   bool init = false;  ///< From status.initContainerStatuses.
+  /// An init container with restartPolicy Always in spec.initContainers: a
+  /// native sidecar (beta 1.29, GA 1.33). It runs beside the main
+  /// containers for the pod's life, so it is never "not finished".
+  bool sidecar = false;
+  /// status.started: the startup probe passed (a sidecar's start is what
+  /// lets the next init container, and the main ones, begin).
+  bool started = false;
   bool ready = false;
   int restart_count = 0;
   /// state.waiting: e.g. "ImagePullBackOff", "ContainerCreating".

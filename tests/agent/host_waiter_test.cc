@@ -1316,5 +1316,152 @@ TEST_F(HostWaiterTest, SidecarInCrashLoopFailsWhenSshNeverAnswers) {
   EXPECT_GT(ssh_.attempts.size(), 1u);
 }
 
+TEST_F(HostWaiterTest, CrashLoopingNativeSidecarDoesNotFailALaunchSshAnswers) {
+  // Given a Running pod whose native sidecar (an init container with
+  // restartPolicy Always, Kubernetes 1.33) is in CrashLoopBackOff while
+  // sshd answers, expect the launch, as for a classic sidecar.
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    Make("w-0");
+    http_.Respond(
+        0, 200, FoundRunning([](nlohmann::json* pod) {
+          (*pod)["spec"]["initContainers"] = {
+              {{"name", "log-shipper"}, {"restartPolicy", "Always"}}};
+          (*pod)["status"]["initContainerStatuses"] = {
+              {{"name", "log-shipper"},
+               {"started", false},
+               {"restartCount", 6},
+               {"state", {{"waiting", {{"reason", "CrashLoopBackOff"}}}}}}};
+        }));
+  });
+  ASSERT_EQ(waiter_->state(), State::kReady) << waiter_->status().ToString();
+  EXPECT_THAT(log, HasSubstr("launching although sidecar container "
+                             "log-shipper is waiting: CrashLoopBackOff"));
+}
+
+// ---- A Job's replacement beside its terminating pod --------------------
+
+// HOST trainer: a Job's pod found by spec.hostname, and its replacement.
+const PodSpec kDying{.name = "job-0-old",
+                     .phase = "Running",
+                     .ip = "10.0.0.1",
+                     .uid = "uid-old",
+                     .rv = "4",
+                     .hostname = "trainer",
+                     .controller = "Job/job",
+                     .deleting = true};
+const PodSpec kReplacement{.name = "job-0-new",
+                           .phase = "Running",
+                           .ip = "10.0.0.2",
+                           .uid = "uid-new",
+                           .rv = "8",
+                           .hostname = "trainer",
+                           .controller = "Job/job"};
+
+TEST_F(HostWaiterTest, TerminatingPodIsNeverTakenItsReplacementIs) {
+  // Given only a terminating pod with HOST's hostname (still Running, its
+  // IP answering), expect no probe of it and no watch of its name, HOST
+  // listed again, and the replacement that shows there used.
+  ssh_.Succeed();
+  SetLogLevel(LogLevel::kInfo);
+  std::string log = CaptureLog([&] {
+    HostWaiter& w = Make("trainer");
+    http_.Respond(0, 200, List({}, "5"));
+    http_.Respond(1, 200, List({kDying}, "5"));
+    EXPECT_EQ(w.state(), State::kResolving);
+    EXPECT_EQ(http_.size(), 2u) << "no watch of the dying pod's name";
+    EXPECT_TRUE(ssh_.attempts.empty());
+    Advance(w.NextWake() - clock_.Now());
+    ASSERT_EQ(http_.size(), 3u);
+    EXPECT_THAT(Path(2), Not(HasSubstr("fieldSelector")));
+    http_.Respond(2, 200, List({kDying, kReplacement}, "9"));
+    EXPECT_EQ(w.state(), State::kReady);
+    EXPECT_EQ(w.pod_name(), "job-0-new");
+  });
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.2");
+  EXPECT_THAT(log, HasSubstr("pod default/job-0-old is terminating (Running "
+                             "at 10.0.0.1): not launching there"));
+  EXPECT_THAT(log, HasSubstr("using pod job-0-new; passing over pod "
+                             "job-0-old"));
+}
+
+TEST_F(HostWaiterTest,
+       FollowedPodThatStartsTerminatingIsLeftForItsReplacement) {
+  // Given HOST trainer followed by name (Pending) when its pod is marked
+  // deleted, expect HOST listed again at once, not a wait for DELETED, and
+  // the replacement listed beside the dying pod used.
+  ssh_.Succeed();
+  HostWaiter& w = Make("trainer");
+  PodSpec pending = kDying;
+  pending.phase = "Pending";
+  pending.ip = "";
+  pending.deleting = false;
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({pending}, "5"));
+  ASSERT_EQ(http_.size(), 3u);
+  EXPECT_THAT(Path(2), HasSubstr("metadata.name%3Djob-0-old"));
+  http_.Headers(2, 200);
+  PodSpec dying = kDying;
+  dying.rv = "6";
+  http_.Data(2, Event("MODIFIED", dying));
+  EXPECT_EQ(w.state(), State::kResolving);
+  ASSERT_EQ(http_.size(), 4u);
+  EXPECT_THAT(Path(3), Not(HasSubstr("fieldSelector")));
+  http_.Respond(3, 200, List({dying, kReplacement}, "9"));
+  EXPECT_EQ(w.state(), State::kReady);
+  EXPECT_EQ(w.pod_name(), "job-0-new");
+  ASSERT_EQ(ssh_.attempts.size(), 1u);
+  EXPECT_EQ(ssh_.attempts[0]->ip, "10.0.0.2");
+}
+
+TEST_F(HostWaiterTest, TerminatingPodWithoutReplacementTimesOutNamingIt) {
+  // Given a terminating pod that stays and no replacement, expect a wait
+  // to --timeout (no replacement_grace: it is not gone), polled with
+  // backoff, and the message naming the dying pod and what was awaited.
+  WaitPolicy policy;
+  policy.timeout = seconds(60);
+  policy.replacement_grace = seconds(5);
+  HostWaiter& w = Make("trainer", policy);
+  http_.Respond(0, 200, List({}, "5"));
+  for (int i = 0; i < 1000 && !w.done(); ++i) {
+    if (http_.active(http_.last_index())) {
+      http_.Respond(http_.last_index(), 200, List({kDying}, "7"));
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_TRUE(ssh_.attempts.empty());
+  EXPECT_THAT(w.status(),
+              StatusIs(Code::kDeadlineExceeded,
+                       "timed out after 1m0s waiting for pod "
+                       "default/job-0-old: terminating; looking for Job/job's "
+                       "replacement with hostname trainer"));
+  EXPECT_LE(http_.size(), 20u) << "polls with backoff, not in a loop";
+}
+
+TEST_F(HostWaiterTest, TerminatingPodThatGoesStartsTheReplacementGrace) {
+  // Given the dying pod gone from a later list with no replacement, expect
+  // replacement_grace from then, and the failure it ends in.
+  WaitPolicy policy;
+  policy.replacement_grace = seconds(10);
+  HostWaiter& w = Make("trainer", policy);
+  http_.Respond(0, 200, List({}, "5"));
+  http_.Respond(1, 200, List({kDying}, "5"));
+  Advance(w.NextWake() - clock_.Now());
+  http_.Respond(2, 200, List({}, "8"));
+  const TimePoint gone = clock_.Now();
+  for (int i = 0; i < 100 && !w.done(); ++i) {
+    if (http_.active(http_.last_index())) {
+      http_.Respond(http_.last_index(), 200, List({}, "9"));
+    }
+    Advance(w.NextWake() - clock_.Now());
+  }
+  EXPECT_THAT(w.status(), StatusIs(Code::kFailedPrecondition,
+                                   "pod default/job-0-old was deleted and not "
+                                   "replaced within 10.0s"));
+  EXPECT_LE(clock_.Now() - gone, seconds(11));
+}
+
 }  // namespace
 }  // namespace k8s_agent

@@ -50,7 +50,13 @@ Test controls (bearer token required; not counted in stats, never faulted):
          deleting (bool: deletionTimestamp), containerStatuses (raw),
          containers (raw spec.containers, e.g. with resources), owner
          ("StatefulSet/web": a controller ownerReference; null clears),
-         ownerReferences (raw list).
+         ownerReferences (raw list), initContainers (a list of {"name",
+         "restartPolicy": "Always" for a native sidecar (1.33), "state":
+         "Running" | "Completed" | "Error" | a waiting reason such as
+         "CrashLoopBackOff", "started": bool (default: Running)}: sets
+         spec.initContainers, status.initContainerStatuses and the
+         Initialized condition as the 1.33 kubelet does: True once every
+         regular init container Completed and every sidecar has started).
          Bumps the RV and emits ADDED or MODIFIED. /_control/pods/{name}
          means namespace "default".
   DELETE /_control/pods/{ns}/{name}[?grace=S]  emits MODIFIED with
@@ -58,6 +64,12 @@ Test controls (bearer token required; not counted in stats, never faulted):
   POST   /_control/replace/{ns}/{name} shorthand: MODIFIED (deleting),
          DELETED, then ADDED with a new uid (labels, hostname, subdomain and
          ownerReferences are kept).
+         With ?as=NEW[&grace=S]: an overlapping replacement, as a Job makes
+         under podReplacementPolicy TerminatingOrFailed (the 1.34 default;
+         the 1.20 Job controller does the same): MODIFIED (the old pod
+         deleting, still Running) and ADDED (pod NEW, same labels, hostname,
+         subdomain and owner, the shorthand applied) while the old one
+         lives; DELETED of the old one after S seconds (default: never).
   POST   /_control/faults  one object or a list:
          {"status": 429|500|503|410|401|403, "count": N, "retry_after": S,
           "path_prefix": "/api/v1/...", "method": "GET"|"LIST"|"WATCH"|...,
@@ -106,7 +118,7 @@ CONTROL_KEYS = {
     "name", "namespace", "phase", "podIP", "hostname", "subdomain", "labels",
     "ready", "waitingReason", "waitingMessage", "reason", "message",
     "unschedulable", "deleting", "containerStatuses", "containers", "owner",
-    "ownerReferences",
+    "ownerReferences", "initContainers",
 }
 REASONS = {
     400: "BadRequest", 401: "Unauthorized", 403: "Forbidden", 404: "NotFound",
@@ -305,6 +317,8 @@ class State:
                 meta.pop("deletionGracePeriodSeconds", None)
         if "containerStatuses" in sh:
             status["containerStatuses"] = sh["containerStatuses"]
+        if "initContainers" in sh:
+            self.apply_init_containers(pod, sh["initContainers"] or [])
         if "ownerReferences" in sh:
             meta["ownerReferences"] = copy.deepcopy(sh["ownerReferences"])
         if "owner" in sh:
@@ -317,6 +331,55 @@ class State:
                     "kind": kind, "name": owner,
                     "uid": str(uuid.uuid5(uuid.NAMESPACE_URL, sh["owner"])),
                     "controller": True, "blockOwnerDeletion": True}]
+
+    def apply_init_containers(self, pod, inits):
+        """spec.initContainers and their statuses, 1.33 style: a native
+        sidecar is an init container with restartPolicy Always; it keeps
+        running beside the main containers, and Initialized turns True once
+        the regular ones Completed and each sidecar has started."""
+        specs, statuses, initialized = [], [], True
+        for i in inits:
+            sidecar = i.get("restartPolicy") == "Always"
+            spec = {"name": i["name"], "image": "fake/init:latest"}
+            if sidecar:
+                spec["restartPolicy"] = "Always"
+            specs.append(spec)
+            state = i.get("state", "Running" if sidecar else "Completed")
+            started = bool(i.get("started", state == "Running"))
+            c = {"name": i["name"], "image": "fake/init:latest",
+                 "imageID": "docker.io/fake/init@sha256:0",
+                 "restartCount": int(i.get("restartCount", 0)),
+                 "started": started if sidecar else False,
+                 "ready": (state == "Running") if sidecar
+                          else state == "Completed"}
+            if state == "Running":
+                c["state"] = {"running": {"startedAt": now_rfc3339()}}
+            elif state in ("Completed", "Error"):
+                c["state"] = {"terminated": {
+                    "exitCode": 0 if state == "Completed" else 1,
+                    "reason": state}}
+            else:
+                c["state"] = {"waiting": {
+                    "reason": state,
+                    "message": "back-off 5m0s restarting failed container=%s"
+                               % i["name"]}}
+                c["lastState"] = {"terminated": {"exitCode": 1,
+                                                 "reason": "Error"}}
+                c["restartCount"] = int(i.get("restartCount", 5))
+            statuses.append(c)
+            if sidecar:
+                # A sidecar that started once keeps the pod initialized
+                # through its restarts ("started" is of this instance).
+                # A Running pod's sidecars have all started at least once.
+                initialized &= started or (
+                    pod["status"].get("phase") == "Running")
+            else:
+                initialized &= state == "Completed"
+        pod["spec"]["initContainers"] = specs
+        pod["status"]["initContainerStatuses"] = statuses
+        self.set_condition(pod, "Initialized",
+                           "True" if initialized else "False",
+                           None if initialized else "ContainersNotInitialized")
 
     def load_pods(self, items):
         for item in items:
@@ -355,7 +418,8 @@ class State:
     def delete(self, ns, name, grace=0.0):
         """As kube-apiserver for a pod bound to a node: MODIFIED with
         deletionTimestamp now, DELETED when the kubelet would confirm, after
-        `grace` seconds (at once for 0). Returns the terminating pod."""
+        `grace` seconds (at once for 0; never for None: a pod whose kubelet
+        has not confirmed). Returns the terminating pod."""
         with self.cond:
             prev = self.pods.get((ns, name))
             if prev is None:
@@ -364,13 +428,14 @@ class State:
             meta = pod["metadata"]
             if "deletionTimestamp" not in meta:
                 meta["deletionTimestamp"] = now_rfc3339()
-                meta["deletionGracePeriodSeconds"] = int(grace)
+                meta["deletionGracePeriodSeconds"] = (
+                    30 if grace is None else int(grace))
                 meta["resourceVersion"] = str(self.bump())
                 self.pods[(ns, name)] = pod
                 self.emit("MODIFIED", pod, prev)
-            if grace <= 0:
+            if grace is not None and grace <= 0:
                 self.finish_delete(ns, name, meta["uid"])
-            else:
+            elif grace is not None:
                 timer = threading.Timer(grace, self.finish_delete,
                                         (ns, name, meta["uid"]))
                 timer.daemon = True
@@ -388,9 +453,16 @@ class State:
             self.emit("DELETED", pod)
             return pod
 
-    def replace(self, ns, name, sh):
+    def replace(self, ns, name, sh, new_name=None, grace=None):
         with self.cond:
-            old = self.delete(ns, name)
+            if new_name is None:
+                old = self.delete(ns, name)
+            elif (ns, name) not in self.pods:
+                raise KeyError("no pod %s/%s to replace" % (ns, name))
+            else:
+                # The old pod stays, deleting, until `grace` passes.
+                old = self.delete(ns, name, grace)
+            name = new_name or name
             pod = self.new_pod(ns, name)
             if old is not None:
                 pod["metadata"]["labels"] = old["metadata"].get("labels", {})
@@ -986,7 +1058,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                                 % name, name=name)
                     return self.send_json(200, pod)
                 if parts[0] == "replace" and method == "POST":
-                    return self.send_json(200, st.replace(ns, name, body))
+                    query = urllib.parse.parse_qs(
+                        urllib.parse.urlsplit(self.path).query)
+                    grace = query.get("grace")
+                    return self.send_json(200, st.replace(
+                        ns, name, body, query.get("as", [None])[-1],
+                        float(grace[-1]) if grace else None))
             except (ValueError, TypeError, KeyError, AttributeError) as e:
                 return self.send_status(400, "bad shorthand: %s" % e)
         if parts == ["faults"] and method == "POST":

@@ -21,6 +21,43 @@ std::string Golden(const std::string& name) {
   return text.ok() ? *text : "";
 }
 
+TEST(PodTest, NativeSidecarIsAnInitContainerWithRestartPolicyAlways) {
+  // Given a 1.33 pod: a regular init container that Completed and a native
+  // sidecar (restartPolicy Always) in CrashLoopBackOff that started once,
+  // expect both as init containers, only the second a sidecar, and the
+  // sidecar's started flag and last exit read.
+  auto pod = Pod::FromJson(R"({"metadata":{"name":"w-0"},
+    "spec":{"initContainers":[{"name":"setup"},
+                              {"name":"log-shipper","restartPolicy":"Always"}],
+            "containers":[{"name":"main"}]},
+    "status":{"phase":"Running","initContainerStatuses":[
+      {"name":"setup","ready":true,"started":false,
+       "state":{"terminated":{"reason":"Completed","exitCode":0}}},
+      {"name":"log-shipper","ready":false,"started":false,"restartCount":6,
+       "state":{"waiting":{"reason":"CrashLoopBackOff"}},
+       "lastState":{"terminated":{"reason":"Error","exitCode":2}}}],
+     "containerStatuses":[{"name":"main","ready":true,"started":true,
+       "state":{"running":{"startedAt":"2026-12-01T10:00:00Z"}}}]}})");
+  ASSERT_THAT(pod, IsOk());
+  ASSERT_EQ(pod->containers.size(), 3u);
+  EXPECT_TRUE(pod->containers[0].init);
+  EXPECT_FALSE(pod->containers[0].sidecar);
+  EXPECT_TRUE(pod->containers[1].init);
+  EXPECT_TRUE(pod->containers[1].sidecar);
+  EXPECT_FALSE(pod->containers[1].started);
+  EXPECT_EQ(pod->containers[1].terminated_exit_code, 2);
+  EXPECT_FALSE(pod->containers[2].sidecar) << "a main container of that name";
+  EXPECT_TRUE(pod->containers[2].started);
+}
+
+TEST(PodTest, InitContainerRestartPolicyOfTheWrongTypeIsNamed) {
+  auto pod = Pod::FromJson(
+      R"({"spec":{"initContainers":[{"name":"s","restartPolicy":1}]}})");
+  EXPECT_THAT(pod, StatusIs(Code::kInternal,
+                            "pod spec.initContainers[0].restartPolicy: "
+                            "expected string"));
+}
+
 TEST(PodTest, RunningPod) {
   auto pod = Pod::FromJson(Golden("pod_running.json"));
   ASSERT_THAT(pod, IsOk());

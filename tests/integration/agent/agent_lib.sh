@@ -9,7 +9,7 @@
 # Theme files (agent.SCENARIO tests): lookup_test.sh, hostfile_test.sh,
 # api_faults_test.sh, exec_io_test.sh, signals_test.sh, failures_test.sh;
 # and hostile_test.sh, ssh_config_test.sh, kubeconfig_test.sh,
-# api_liveness_test.sh (agent.THEME.SCENARIO).
+# api_liveness_test.sh (agent.THEME.SCENARIO); current_pods_test.sh.
 set -uo pipefail
 
 AGENT=$1

@@ -22,6 +22,8 @@ K8S_AGENT_PACKAGES=(
   autoconf automake zlib1g-dev libcrypt-dev debootstrap
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
+  # tests/deploy/pod_security_test.py reads the manifests' YAML.
+  python3-yaml
   # tests: nghttpd, an h2-only server (portable.http2), and nghttpx, an
   # HTTP/2 front for the fake API server (agent.api-liveness.api-stopped-h2).
   nghttp2-server

@@ -22,7 +22,8 @@ K8S_AGENT_PACKAGES=(
   autoconf automake zlib1g-dev libcrypt-dev debootstrap
   openssh-server openssh-client openmpi-bin libopenmpi-dev
   iproute2 openssl curl python3 util-linux procps psmisc
-  # tests that read manifests (tests/cluster/mpijob_controller.py).
+  # tests that read manifests (tests/cluster/mpijob_controller.py,
+  # tests/deploy/pod_security_test.py).
   python3-yaml
   # tests: nghttpd, an h2-only server (portable.http2), and nghttpx, an
   # HTTP/2 front for the fake API server (agent.api-liveness.api-stopped-h2).

@@ -20,14 +20,14 @@ source "$HERE/cluster_lib.sh"
 cl_names
 
 # stock_root: the unchanged image of c07_stock_image (tests/bed/minbase_root.sh) cached, or built here when
-# K8S_SSHD_BUILD=1 (as the portable sshd's test would, which ctest runs later on a cold machine), within
+# missing, unless K8S_SSHD_BUILD=0 (as the portable sshd's test would, which ctest runs later on a cold machine), within
 # K8S_SSHD_BUILD_BUDGET seconds (default 900; ~2.5 min cold). Otherwise, or when it cannot be built here,
 # $CL_STATE.no-stock says why and only c07 and c08 skip: the other scenarios need no stock image.
 stock_root() {
   local minbase="$HERE/../bed/minbase_root.sh" out rc b0=$SECONDS
   "$minbase" check 2>/dev/null && return 0
-  if [[ "${K8S_SSHD_BUILD:-0}" != 1 ]]; then
-    echo "the minbase root (the stock image) is not built: tests/bed/minbase_root.sh ensure, or K8S_SSHD_BUILD=1" \
+  if [[ "${K8S_SSHD_BUILD:-1}" != 1 ]]; then
+    echo "the minbase root (the stock image) is not built and K8S_SSHD_BUILD=0: tests/bed/minbase_root.sh ensure" \
       >"$CL_STATE.no-stock"
     return 0
   fi

@@ -566,10 +566,10 @@ s_multiarch() {
     tail -n 20 "$MA_TMP/build.log"
     fail "building the arm64 k8s-agent-deliver and k8s-agent-sshd in $a64"
   }
-  # The arm64 portable sshd: cached, or cross-built here (~1.5 min cold) when K8S_SSHD_BUILD=1.
+  # The arm64 portable sshd: cached, or cross-built here (~1.5 min cold) unless K8S_SSHD_BUILD=0.
   if ! "$repo/scripts/sshd_build.sh" check aarch64 2>/dev/null; then
-    [[ "${K8S_SSHD_BUILD:-0}" == 1 ]] ||
-      skip "no arm64 portable sshd: scripts/sshd_build.sh ensure aarch64 (1-2 min cold), or K8S_SSHD_BUILD=1"
+    [[ "${K8S_SSHD_BUILD:-1}" == 1 ]] ||
+      skip "no arm64 portable sshd and K8S_SSHD_BUILD=0: scripts/sshd_build.sh ensure aarch64 (1-2 min cold)"
     t0=$(now_ms)
     "$repo/scripts/sshd_build.sh" ensure aarch64 >/dev/null || fail "scripts/sshd_build.sh ensure aarch64"
     step "built the arm64 portable sshd in $(($(now_ms) - t0)) ms"

@@ -50,6 +50,7 @@ mkdir -p "$OUT"
 
 D="$(mktemp -d /tmp/k8s-agent-scale.XXXXXX)"
 NS="k8sa-scale-$(openssl rand -hex 3)"
+# shellcheck disable=SC2317 # run by the EXIT, INT and TERM traps
 cleanup() {
   local p
   trap - EXIT INT TERM
@@ -73,6 +74,7 @@ mkdir -p /run/sshd
 ip netns add "$NS" && ip -n "$NS" link set lo up || exit 1
 say "namespace $NS, state $D, agent $AGENT"
 # 1,000 clients: the server needs more than 1,024 descriptors, and so does the driver.
+# shellcheck disable=SC2016 # expanded by the inner bash
 ip netns exec "$NS" bash -c 'ulimit -n "$(ulimit -Hn)"; exec "$@"' _ "$PY" "$BENCH_DIR/lib/scale_driver.py" --dir "$D" \
   --agent "$AGENT" --fake-server "$REPO/tests/fake_apiserver/fake_apiserver.py" --out "$OUT/scale.json" \
   "${DRIVER_ARGS[@]}"

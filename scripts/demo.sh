@@ -108,7 +108,6 @@ HOSTS="$(bed_workers_list)"
 say "mpirun starts now, while every worker pod is still Pending:"
 echo "    mpirun -np $NP -H $HOSTS --mca plm_rsh_agent 'k8s-agent --trace trace.jsonl' mpi_hello"
 T0_MS=$(($(date +%s%N) / 1000000))
-T0_US=$((T0_MS * 1000))
 bed_exec_launcher mpirun --allow-run-as-root --oversubscribe -np "$NP" -H "$HOSTS" \
   --mca plm_rsh_agent "$AGENT --trace $TRACE" "$HELLO" >"$OUT" 2>&1 </dev/null &
 MPI_PID=$!

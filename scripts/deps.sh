@@ -30,7 +30,7 @@ K8S_AGENT_PACKAGES=(
   nghttp2-server
   nghttp2-proxy
   # scripts/lint.sh, run by .ci/run: the style gates.
-  clang-format clang-tidy
+  clang-format clang-tidy shellcheck
 )
 
 # The linux-aarch64 release binary (the "aarch64" preset) and its tests

@@ -46,7 +46,7 @@ bed_all_ready
 # Remote: 5 s before the output starts (valgrind makes the handshake slow),
 # then a line on each stream every 0.5 s, then quiet keepalives.
 # shellcheck disable=SC2016 # expanded by the remote shell
-cmd='sleep 5; for i in 1 2 3 4 5 6; do echo out $i; echo err $i >&2; sleep 0.5; done; sleep 12'
+remote_cmd='sleep 5; for i in 1 2 3 4 5 6; do echo out $i; echo err $i >&2; sleep 0.5; done; sleep 12'
 
 # profile NAME [AGENT_ARGS...]: the agent's functions with a cost in the
 # window, one per line, in $work/functions.NAME.
@@ -56,7 +56,7 @@ profile() {
   # BED_EXEC: the subshell execs into valgrind, so $pid is callgrind's.
   (BED_EXEC=1 bed_exec_launcher valgrind --tool=callgrind --demangle=no \
     --callgrind-out-file="$work/cg.$name" "$agent" -vv -o ServerAliveInterval=2 "$@" \
-    w-0 "$cmd" >/dev/null 2>"$work/stderr.$name") &
+    w-0 "$remote_cmd" >/dev/null 2>"$work/stderr.$name") &
   pid=$!
   # Zero the counters once the agent has released its start-up memory
   # (once sshd accepted the exec): wait for its -vv line, not for time.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Style gates, cheapest first: clang-format (no diff), the file-size gate
-# (no production source over 600 lines) and clang-tidy (.clang-tidy, all
-# checks are errors, function size included) over the C++ sources. Needs a configured build dir for
+# Style gates, cheapest first: clang-format (no diff), shellcheck -x over
+# every tracked *.sh (.shellcheckrc; a finding is an error, shellcheck is
+# required), the file-size gate (no production source over 600 lines) and
+# clang-tidy (.clang-tidy, all checks are errors, function size included)
+# over the C++ sources. Needs a configured build dir for
 # compile_commands.json (default: build/, from `cmake --preset default`).
 # clang-tidy runs one process per file, as many at once as there are cores
 # (K8S_LINT_JOBS to change it): one process over every file takes far longer
@@ -17,6 +19,13 @@ if [ ! -f "$build/compile_commands.json" ]; then
 fi
 mapfile -t sources < <(git ls-files '*.cc' '*.h')
 clang-format --dry-run --Werror "${sources[@]}"
+if ! command -v shellcheck >/dev/null; then
+  echo "lint: shellcheck not installed (run scripts/deps.sh as root)" >&2
+  exit 1
+fi
+# From the repository root: the '# shellcheck source=' paths are relative to
+# it or to their script (.shellcheckrc).
+git ls-files -z '*.sh' | xargs -0 shellcheck -x
 # A production file past 600 lines holds more than one thing: split it
 # (tests are not counted).
 max_lines=600

@@ -539,7 +539,7 @@ bed_down() {
   bed_kill_pids "${pids[@]}"
   # shellcheck disable=SC2207
   pids=($(bed_netns_pids))
-  ((${#pids[@]})) && kill -KILL "${pids[@]}" 2>/dev/null || true
+  if ((${#pids[@]})); then kill -KILL "${pids[@]}" 2>/dev/null || true; fi
   while read -r ns; do [[ -n "$ns" ]] && ip netns del "$ns" 2>/dev/null; done <"$BED_DIR/netns.list"
   while read -r link; do
     [[ -n "$link" ]] && ip link show "$link" >/dev/null 2>&1 && ip link del "$link" 2>/dev/null

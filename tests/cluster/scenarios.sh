@@ -128,10 +128,10 @@ cs_wait_job() {
 # A StatefulSet of N workers from the base's manifest, with PATCH applied by kubectl patch afterwards.
 cs_workers() {
   local replicas="$1"
-  cs_k apply -f "$CS_IMG/service.yaml" >/dev/null &&
+  { cs_k apply -f "$CS_IMG/service.yaml" >/dev/null &&
     sed -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
       -e "s|replicas: 2|replicas: $replicas|" "$CS_IMG/worker-statefulset.yaml" >"$CS_WORK/workers.yaml" &&
-    grep -q "replicas: $replicas" "$CS_WORK/workers.yaml" && grep -q ':cluster' "$CS_WORK/workers.yaml" ||
+    grep -q "replicas: $replicas" "$CS_WORK/workers.yaml" && grep -q ':cluster' "$CS_WORK/workers.yaml"; } ||
     cs_fail "the worker StatefulSet's manifest changed: $CS_IMG/worker-statefulset.yaml"
 }
 
@@ -170,6 +170,7 @@ c01_kustomize_job() {
 }
 
 # mpirun over the two workers with the agents' trace, then --report (text, and the SVG's size) in the log.
+# shellcheck disable=SC2016 # expanded by the launcher pod's shell
 CS_MPIRUN_REPORT='export K8S_AGENT_TRACE=/tmp/trace.jsonl
 mpirun -H mpi-worker-0,mpi-worker-1 -n 2 hostname
 rc=$?
@@ -193,7 +194,7 @@ c02_launcher_first() {
   cat "$CS_WORK/launcher.log"
   for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
   # Real kubelet statuses: the report's scheduling and container phases come from the pods' own timestamps.
-  grep -q 'scheduling' "$CS_WORK/launcher.log" && grep -q 'container' "$CS_WORK/launcher.log" ||
+  { grep -q 'scheduling' "$CS_WORK/launcher.log" && grep -q 'container' "$CS_WORK/launcher.log"; } ||
     cs_fail "the report has no scheduling and container phases"
   grep -q 'waited: ContainerCreating' "$CS_WORK/launcher.log" ||
     cs_fail "the agents never saw a worker ContainerCreating (the trace's waiting reasons)"
@@ -342,9 +343,9 @@ c05_fail_fast() {
       -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')" == 255 ]] ||
       cs_fail "the agent's exit status for $c-0 is not 255"
   done
-  grep -q "ErrImageNeverPull" "$CS_WORK/a-absent.log" && grep -q "absent-0" "$CS_WORK/a-absent.log" ||
+  { grep -q "ErrImageNeverPull" "$CS_WORK/a-absent.log" && grep -q "absent-0" "$CS_WORK/a-absent.log"; } ||
     cs_fail "no ErrImageNeverPull naming absent-0"
-  grep -q "CrashLoopBackOff" "$CS_WORK/a-crashing.log" && grep -q "crashing-0" "$CS_WORK/a-crashing.log" ||
+  { grep -q "CrashLoopBackOff" "$CS_WORK/a-crashing.log" && grep -q "crashing-0" "$CS_WORK/a-crashing.log"; } ||
     cs_fail "no CrashLoopBackOff naming crashing-0"
   cs_wait_job a-sidecar 240
   cat "$CS_WORK/a-sidecar.log"
@@ -379,7 +380,7 @@ c06_tree_spawn() {
 cs_stock_example() {
   sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
     -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
-  grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml" ||
+  { grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml"; } ||
     cs_fail "images/k8s/examples/stock-image.yaml changed its images"
   cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || cs_fail "applying the stock-image example"
 }
@@ -426,7 +427,7 @@ c08_ompi5_tree_stock() {
       -e "s|name: train-launcher|name: train-launcher-r$radix|" \
       -e "s|args: \[\"mpirun\", \"--allow-run-as-root\", \"-H\", \"train-worker-0,train-worker-1\", \"-n\", \"2\"|args: [\"mpirun\", \"--allow-run-as-root\", \"--prtemca\", \"rml_base_radix\", \"$radix\", \"-H\", \"train-worker-0,train-worker-1,train-worker-2,train-worker-3\", \"-n\", \"4\"|" \
       "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock-r$radix.yaml"
-    grep -q "rml_base_radix\", \"$radix\"" "$CS_WORK/stock-r$radix.yaml" && grep -q 'replicas: 4' "$CS_WORK/stock-r$radix.yaml" ||
+    { grep -q "rml_base_radix\", \"$radix\"" "$CS_WORK/stock-r$radix.yaml" && grep -q 'replicas: 4' "$CS_WORK/stock-r$radix.yaml"; } ||
       cs_fail "images/k8s/examples/stock-image.yaml changed its launcher args or replicas"
     cs_k apply -f "$CS_WORK/stock-r$radix.yaml" >/dev/null || cs_fail "applying the stock-image example (radix $radix)"
     cs_wait_job "train-launcher-r$radix" 240
@@ -453,7 +454,7 @@ c09_mpijob_ompi5_tree() {
     -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
     -e 's|args: \["mpirun", "--allow-run-as-root", "-n", "2"|args: ["mpirun", "--allow-run-as-root", "--prtemca", "rml_base_radix", "1", "-n", "4"|' \
     "$CS_IMG/examples/mpijob-stock-image.yaml" >"$CS_WORK/mpijob.yaml"
-  grep -q 'rml_base_radix", "1"' "$CS_WORK/mpijob.yaml" && grep -q 'replicas: 4' "$CS_WORK/mpijob.yaml" ||
+  { grep -q 'rml_base_radix", "1"' "$CS_WORK/mpijob.yaml" && grep -q 'replicas: 4' "$CS_WORK/mpijob.yaml"; } ||
     cs_fail "images/k8s/examples/mpijob-stock-image.yaml changed its launcher args or replicas"
   mkdir -p "$CS_WORK/operator-key"
   "$CL_PY" "$CL_REPO_DIR/tests/cluster/mpijob_controller.py" "$CS_WORK/mpijob.yaml" "$CS_NS" \

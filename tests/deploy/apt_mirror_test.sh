@@ -5,7 +5,7 @@
 # on fixture sources in a temporary apt directory (K8S_AGENT_APT_ETC): deb822 and one-line formats,
 # third-party, disabled, cdrom and file entries passed over, the security archive found or derived, the
 # override variables, and a clear failure naming K8S_AGENT_DEBIAN_MIRROR when nothing is found. The cached
-# builds' `path` needs no mirror, and the scripts using the function pass shellcheck (when installed).
+# builds' `path` needs no mirror, and the scripts using the function pass shellcheck (required).
 # Usage: apt_mirror_test.sh [REPO_DIR]
 set -uo pipefail
 
@@ -162,15 +162,13 @@ for s in scripts/third_party.sh tests/bed/ompi5_root.sh tests/realapi/apiserver_
   fi
 done
 
-if command -v shellcheck >/dev/null; then
-  if (cd "$repo" && shellcheck -x scripts/lib/*.sh scripts/third_party.sh scripts/debian-image.sh \
-    tests/bed/ompi5_root.sh tests/realapi/apiserver_build.sh tests/deploy/apt_mirror_test.sh); then
-    ok "shellcheck"
-  else
-    fail "shellcheck"
-  fi
+if ! command -v shellcheck >/dev/null; then
+  fail "shellcheck not installed (scripts/deps.sh installs it)"
+elif (cd "$repo" && shellcheck -x scripts/lib/*.sh scripts/third_party.sh scripts/debian-image.sh \
+  tests/bed/ompi5_root.sh tests/realapi/apiserver_build.sh tests/deploy/apt_mirror_test.sh); then
+  ok "shellcheck"
 else
-  echo "note: shellcheck not installed; skipped"
+  fail "shellcheck"
 fi
 
 exit "$status"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: Apache-2.0
 # Bash helpers to run the fake API server: certificates, start, stop.
 #
@@ -49,8 +50,8 @@ fake_apiserver_start() {
     >> "$dir/apiserver.log" 2>&1 < /dev/null &
   FAKE_APISERVER_PID=$!
   echo "$FAKE_APISERVER_PID" > "$dir/apiserver.pid"
-  local i
-  for i in $(seq 1 100); do  # up to 5 s; it normally takes ~0.1 s
+  local _
+  for _ in $(seq 1 100); do  # up to 5 s; it normally takes ~0.1 s
     if [ -s "$dir/port" ]; then
       FAKE_APISERVER_PORT=$(cat "$dir/port")
       export FAKE_APISERVER_PID FAKE_APISERVER_PORT
@@ -80,8 +81,8 @@ fake_apiserver_stop() {
   pid=$(cat "$dir/apiserver.pid" 2>/dev/null) || return 0
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     kill "$pid" 2>/dev/null
-    local i
-    for i in $(seq 1 40); do
+    local _
+    for _ in $(seq 1 40); do
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.05
     done

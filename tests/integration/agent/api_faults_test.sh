@@ -52,7 +52,7 @@ watch-drops)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1","waitingReason":null}'
   api POST /_control/faults '{"drop_watches":true}'
   wait_agent 60
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = through ] || fail "stdout"
   w=$(count_of WATCH)
@@ -85,15 +85,15 @@ retry-after)
   api POST /_control/faults '{"status":429,"count":1,"retry_after":2,"method":"LIST"}'
   t0=$(date +%s%N)
   run_agent -v --timeout 20s w-0 echo later
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = later ] || fail "stdout"
-  [ $ms -ge 2000 ] || fail "came back after $ms ms, before Retry-After 2 s"
+  [ "$ms" -ge 2000 ] || fail "came back after $ms ms, before Retry-After 2 s"
   # The delay the agent chose is the server's plus jitter of at most one
   # backoff step (Backoff::NextAfter; the first is under 1 s), not a longer
   # backoff.
   delay=$(sed -n 's/.*Retry-After 2.0s.*; retrying in \([0-9.]*\)s$/\1/p' "$T/err")
-  [ -n "$delay" ] && awk -v d="$delay" 'BEGIN { exit !(d >= 2.0 && d < 3.0) }' ||
+  { [ -n "$delay" ] && awk -v d="$delay" 'BEGIN { exit !(d >= 2.0 && d < 3.0) }'; } ||
     fail "delay not Retry-After's plus jitter: $(cat "$T/err")"
   ok "waited $ms ms for Retry-After: 2"
   ;;
@@ -104,7 +104,7 @@ burst-500)
   api POST /_control/stats/reset
   t0=$(date +%s%N)
   run_agent --timeout 20s w-0 echo survived
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = survived ] || fail "stdout"
   [ "$(count_of LIST)" -ge 4 ] || fail "expected 3 failed LISTs and one good, got $(count_of LIST)"
@@ -116,10 +116,10 @@ slow-api)
   api POST /_control/faults '{"delay_ms":1500,"count":1,"method":"LIST"}'
   t0=$(date +%s%N)
   run_agent --timeout 20s w-0 echo patient
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = patient ] || fail "stdout"
-  [ $ms -ge 1500 ] || fail "$ms ms: the delay did not apply"
+  [ "$ms" -ge 1500 ] || fail "$ms ms: the delay did not apply"
   ok "1.5 s answer accepted, $ms ms in all"
   ;;
 token-rotation)
@@ -203,7 +203,7 @@ forbidden-once)
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = allowed ] || fail "stdout"
   grep -q 'RBAC may still be catching up; retrying for up to .*forbidden: .*; retrying in' "$T/err" || fail "retry not said at -v: $(cat "$T/err")"
-  [ "$(count_of LIST)" = 2 ] && [ "$(count_of WATCH)" = 2 ] || fail "expected 403 + 1 good LIST and WATCH each, got $(count_of LIST) + $(count_of WATCH)"
+  { [ "$(count_of LIST)" = 2 ] && [ "$(count_of WATCH)" = 2 ]; } || fail "expected 403 + 1 good LIST and WATCH each, got $(count_of LIST) + $(count_of WATCH)"
   ok "$(grep -c 'RBAC may still' "$T/err") note(s) at -v, then ran"
   ;;
 forbidden)

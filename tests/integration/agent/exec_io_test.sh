@@ -54,15 +54,18 @@ stdin)
   grep -q 'advised away [1-9][0-9]* KiB' "$T/err" || fail "no start-up memory released: $(grep -i advised "$T/err")"
   # A pipe whose writer pauses, then writes more and exits: all of it
   # arrives, then EOF. A key first, as PRRTE's prted will read one.
+  # shellcheck disable=SC2016 # expanded by the remote shell
   { printf 'dvm-key-123\n'; sleep 0.3; printf 'tail'; } |
     run_agent w-0 'read key; rest=$(cat); echo "key=$key rest=$rest"'
   [ $RC -eq 0 ] || fail "pipe: rc $RC"
   [ "$(cat "$T/out")" = "key=dvm-key-123 rest=tail" ] || fail "pipe: $(cat "$T/out")"
   # -n: no stdin read at all; the remote side gets EOF at once.
+  # shellcheck disable=SC2016 # expanded by the remote shell
   run_agent -n w-0 'n=$(wc -c); echo "bytes=$n"' < "$T/in"
   [ $RC -eq 0 ] || fail "-n: rc $RC"
   [ "$(tr -d ' ' < "$T/out")" = "bytes=0" ] || fail "-n: $(cat "$T/out")"
   # stdin at /dev/null (what Open MPI gives an agent): EOF at once.
+  # shellcheck disable=SC2016 # expanded by the remote shell
   run_agent w-0 'n=$(wc -c); echo "bytes=$n"' < /dev/null
   [ "$(tr -d ' ' < "$T/out")" = "bytes=0" ] || fail "/dev/null: $(cat "$T/out")"
   ok "3 MB file and a paused pipe forwarded, then EOF; -n and /dev/null give EOF at once"
@@ -99,13 +102,13 @@ stdout-reader-gone)
   first=$(timeout 30 "$AGENT" "${SSH_ARGS[@]}" w-0 "$REMOTE_YES" 2> "$T/err" | head -1)
   RC=${PIPESTATUS[0]}
   [ "$first" = y ] || fail "first line: '$first'"
-  [ $RC -eq 255 ] || fail "rc $RC, want 255 as ssh (124: still running)"
+  [ "$RC" -eq 255 ] || fail "rc $RC, want 255 as ssh (124: still running)"
   grep -q 'stdout.*Broken pipe' "$T/err" || fail "cause not named: $(cat "$T/err")"
   wait_for 10 remote_gone || fail "remote yes still running"
   rm -f "$T/remote.pid"
   ssh_first=$(timeout 30 "${OPENSSH[@]}" "$REMOTE_YES" 2>/dev/null | head -1)
   ssh_rc=${PIPESTATUS[0]}
-  [ "$ssh_first" = y ] && [ $ssh_rc -eq 255 ] || fail "OpenSSH: '$ssh_first', rc $ssh_rc"
+  { [ "$ssh_first" = y ] && [ "$ssh_rc" -eq 255 ]; } || fail "OpenSSH: '$ssh_first', rc $ssh_rc"
   wait_for 10 remote_gone || fail "remote yes still running after OpenSSH"
   ok "255 and the remote yes gone, as OpenSSH: $(cat "$T/err")"
   ;;

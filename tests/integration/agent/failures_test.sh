@@ -70,7 +70,7 @@ user-key-unauthorized)
   start_sshd
   t0=$(date +%s%N)
   run_agent --timeout 10s w-0 true
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'root' "$T/err" || fail "user not named: $(cat "$T/err")"
   grep -q "$T/ssh/id_ed25519" "$T/err" || fail "key not named: $(cat "$T/err")"

@@ -27,7 +27,7 @@ hostfile)
   [ $RC -eq 0 ] || fail "horovod rc $RC"
   [ "$(cat "$T/out")" = "$(printf 'w-2:4\nw-10:4')" ] || fail "horovod: $(cat "$T/out")"
   run_agent --hostfile --selector role=nobody
-  [ $RC -eq 0 ] && [ ! -s "$T/out" ] || fail "empty selection: rc $RC, $(cat "$T/out")"
+  { [ $RC -eq 0 ] && [ ! -s "$T/out" ]; } || fail "empty selection: rc $RC, $(cat "$T/out")"
   ok "w-2 before w-10; Pending, terminating and unselected pods left out"
   ;;
 hostfile-resources)

@@ -15,6 +15,7 @@ ready)
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   api POST /_control/stats/reset
   start_sshd
+  # shellcheck disable=SC2016 # expanded by the remote shell
   run_agent w-0 echo hello '"$((6*7))"' "'a;b'"
   [ $RC -eq 0 ] || fail "rc $RC"
   [ "$(cat "$T/out")" = "hello 42 a;b" ] || fail "stdout: $(cat "$T/out")"
@@ -74,7 +75,7 @@ failed-mid-wait)
   t0=$(date +%s%N)
   pod w-0 '{"phase":"Failed","reason":"Evicted","message":"The node was low on resource: memory."}'
   wait_agent 30
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 255 ] || fail "rc $RC, want 255"
   grep -q 'k8s-agent: w-0: pod default/w-0 is Failed: Evicted: The node was low on resource: memory.' "$T/err" || fail "message"
   grep -q 'timed out' "$T/err" && fail "waited for the timeout: $(cat "$T/err")"

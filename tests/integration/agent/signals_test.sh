@@ -94,9 +94,8 @@ time.sleep(300)' "$T/fifo" "$T/reader.ready" &
   else
     sessions=$(sshd_sessions)
     [ -n "$sessions" ] || fail "no sshd session process"
-    read -r -a stopped <<< "$(echo $sessions)"; STOPPED_PIDS+=("${stopped[@]}")
-    # shellcheck disable=SC2086
-    kill -STOP $sessions
+    mapfile -t stopped <<< "$sessions"; STOPPED_PIDS+=("${stopped[@]}")
+    kill -STOP "${stopped[@]}"
     wait_agent 40
     [ $RC -eq 255 ] || fail "rc $RC, want 255 (124: keepalives not served)"
     grep -q 'no answer from w-0' "$T/err" || fail "cause not named: $(cat "$T/err")"
@@ -117,7 +116,7 @@ sshd-killed)
   # shellcheck disable=SC2086
   kill -9 $sessions "$(sshd_pid)"
   wait_agent 30
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
   grep -q 'no answer' "$T/err" && fail "noticed by a keepalive, not the socket: $(cat "$T/err")"
@@ -134,12 +133,11 @@ sshd-stopped)
   wait_for 10 remote_started || fail "remote command never started"
   sessions=$(sshd_sessions)
   [ -n "$sessions" ] || fail "no sshd session process"
-  read -r -a stopped <<< "$(echo $sessions)"; STOPPED_PIDS+=("${stopped[@]}")
+  mapfile -t stopped <<< "$sessions"; STOPPED_PIDS+=("${stopped[@]}")
   t0=$(date +%s%N)
-  # shellcheck disable=SC2086
-  kill -STOP $sessions
+  kill -STOP "${stopped[@]}"
   wait_agent 40
-  ms=$(ms_since $t0)
+  ms=$(ms_since "$t0")
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'w-0' "$T/err" || fail "host not named: $(cat "$T/err")"
   grep -qi 'ServerAlive\|keepalive\|not respond' "$T/err" || fail "cause not named: $(cat "$T/err")"

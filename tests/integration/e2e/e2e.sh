@@ -77,6 +77,7 @@ s00_bed_selfcheck() {
     step "kubectl in-cluster ok"
   fi
   # The bed's own sshd config and known_hosts work with plain ssh, strict host key checking.
+  # shellcheck disable=SC2153 # HELLO: set and exported by e2e_lib.sh
   run_mpirun mpi 30 -H w-0,w-1 -np 2 "$HELLO"
   expect_rc 0
   expect_ranks 2

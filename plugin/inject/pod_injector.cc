@@ -10,8 +10,13 @@
 namespace k8s_agent::inject {
 namespace {
 
+// A node for a message: on one line, as flow YAML.
 std::string OneLine(const YAML::Node& node) {
-  std::string text = EmitDocument(node);
+  YAML::Node copy = YAML::Clone(node);
+  if (copy.IsSequence() || copy.IsMap()) {
+    copy.SetStyle(YAML::EmitterStyle::Flow);
+  }
+  std::string text = EmitDocument(copy);
   while (!text.empty() && text.back() == '\n') text.pop_back();
   for (char& c : text) {
     if (c == '\n') c = ' ';

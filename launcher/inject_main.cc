@@ -120,8 +120,10 @@ int Main(int argc, char** argv) {
       Write(STDOUT_FILENO, kUsage);
       return 0;
     } else if (arg == "-V" || arg == "--version") {
+      // The commit as k8s-agent --version says it: release.sh pairs them.
       Write(STDOUT_FILENO, std::string("k8s-agent-inject " K8S_AGENT_VERSION
-                                       "\ncommit " K8S_AGENT_COMMIT "\n"));
+                                       "\ncommit " K8S_AGENT_COMMIT) +
+                               (K8S_AGENT_COMMIT_DIRTY ? "-dirty" : "") + "\n");
       return 0;
     } else if (arg == "--rbac" && !has_value) {
       options.rbac = true;

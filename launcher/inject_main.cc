@@ -26,6 +26,8 @@
 namespace k8s_agent {
 namespace {
 
+using inject::AgentSettings;
+
 constexpr int kFailure = 255;
 // A manifest is text a person wrote: far below this.
 constexpr size_t kMaxInput = 64u << 20;
@@ -92,84 +94,113 @@ StatusOr<std::string> ReadStdin() {
   }
 }
 
-int Main(int argc, char** argv) {
+struct Command {
   inject::InjectOptions options;
   std::vector<std::string> files;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  // "k8s-agent inject ..." execs this with "inject" first.
-  if (!args.empty() && args[0] == "inject") args.erase(args.begin());
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string arg = args[i];
-    std::string value;
-    bool has_value = false;
-    if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      has_value = true;
-    }
-    auto take = [&](std::string* into) {
-      if (!has_value) {
-        if (i + 1 >= args.size()) return false;
-        value = args[++i];
-      }
-      *into = value;
-      return !value.empty();
-    };
-    bool ok = true;
-    if (arg == "-h" || arg == "--help") {
-      Write(STDOUT_FILENO, kUsage);
-      return 0;
-    } else if (arg == "-V" || arg == "--version") {
-      // The commit as k8s-agent --version says it: release.sh pairs them.
-      Write(STDOUT_FILENO, std::string("k8s-agent-inject " K8S_AGENT_VERSION
-                                       "\ncommit " K8S_AGENT_COMMIT) +
-                               (K8S_AGENT_COMMIT_DIRTY ? "-dirty" : "") + "\n");
-      return 0;
-    } else if (arg == "--rbac" && !has_value) {
-      options.rbac = true;
-    } else if (arg == "--sshd" && !has_value) {
-      options.agent.sshd = true;
-    } else if (arg == "--image") {
-      ok = take(&options.agent.image);
-    } else if (arg == "--dir") {
-      ok = take(&options.agent.dir);
-      while (options.agent.dir.size() > 1 && options.agent.dir.back() == '/') {
-        options.agent.dir.pop_back();
-      }
-      ok = ok && options.agent.dir[0] == '/';
-    } else if (arg == "--service-account") {
-      ok = take(&options.agent.service_account);
-    } else if (arg == "--sshd-keys") {
-      ok = take(&options.agent.sshd_keys);
-    } else if (arg == "-" || arg[0] != '-') {
-      files.push_back(arg);
-    } else {
-      LogError("inject: unknown option " + arg +
-               " (see k8s-agent inject --help; to run a command on a pod "
-               "named inject, put the ssh options before the host)");
-      return kFailure;
-    }
-    if (!ok) {
-      LogError("inject: " + arg + " needs a value" +
-               (arg == "--dir" ? " that is an absolute path" : "") +
-               " (see k8s-agent inject --help)");
-      return kFailure;
-    }
+  bool help = false;
+  bool version = false;
+};
+
+// One option at args[*i] (its value, if separate, at args[*i + 1]).
+Status ParseOption(const std::vector<std::string>& args, size_t* i,
+                   Command* command) {
+  std::string arg = args[*i];
+  std::string value;
+  bool has_value = false;
+  if (arg.rfind("--", 0) == 0 && arg.find('=') != std::string::npos) {
+    value = arg.substr(arg.find('=') + 1);
+    arg = arg.substr(0, arg.find('='));
+    has_value = true;
   }
-  if (files.empty()) files.push_back("-");
+  auto take = [&](std::string* into) {
+    if (!has_value && *i + 1 < args.size()) value = args[++*i];
+    *into = value;
+    if (value.empty()) {
+      return InvalidArgumentError(
+          arg + " needs a value (see k8s-agent inject --help)");
+    }
+    return OkStatus();
+  };
+  AgentSettings& agent = command->options.agent;
+  if (arg == "-h" || arg == "--help") {
+    command->help = true;
+  } else if (arg == "-V" || arg == "--version") {
+    command->version = true;
+  } else if (arg == "--rbac" && !has_value) {
+    command->options.rbac = true;
+  } else if (arg == "--sshd" && !has_value) {
+    agent.sshd = true;
+  } else if (arg == "--image") {
+    return take(&agent.image);
+  } else if (arg == "--dir") {
+    K8S_RETURN_IF_ERROR(take(&agent.dir));
+    while (agent.dir.size() > 1 && agent.dir.back() == '/')
+      agent.dir.pop_back();
+    if (agent.dir[0] != '/') {
+      return InvalidArgumentError("--dir " + agent.dir +
+                                  ": not an absolute path");
+    }
+  } else if (arg == "--service-account") {
+    return take(&agent.service_account);
+  } else if (arg == "--sshd-keys") {
+    return take(&agent.sshd_keys);
+  } else if (arg == "-" || arg[0] != '-') {
+    command->files.push_back(arg);
+  } else {
+    return InvalidArgumentError(
+        "unknown option " + arg +
+        " (see k8s-agent inject --help; to run a command on a pod named "
+        "inject, put the ssh options before the host)");
+  }
+  return OkStatus();
+}
+
+StatusOr<std::vector<inject::Source>> ReadSources(
+    const std::vector<std::string>& files) {
   std::vector<inject::Source> sources;
   for (const std::string& file : files) {
+    const std::string name = file == "-" ? "stdin" : file;
     StatusOr<std::string> text =
         file == "-" ? ReadStdin() : ReadFileToString(file, kMaxInput);
     if (!text.ok()) {
-      LogError("inject: " + (file == "-" ? std::string("stdin") : file) + ": " +
-               text.status().message() + " (check the file name)");
+      return InvalidArgumentError(name + ": " + text.status().message() +
+                                  " (check the file name)");
+    }
+    sources.push_back({name, std::move(*text)});
+  }
+  return sources;
+}
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  // "k8s-agent inject ..." execs this with "inject" first.
+  if (!args.empty() && args[0] == "inject") args.erase(args.begin());
+  Command command;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (Status parsed = ParseOption(args, &i, &command); !parsed.ok()) {
+      LogError("inject: " + parsed.message());
       return kFailure;
     }
-    sources.push_back({file == "-" ? "stdin" : file, std::move(*text)});
+  }
+  if (command.help) {
+    Write(STDOUT_FILENO, kUsage);
+    return 0;
+  }
+  if (command.version) {
+    // The commit as k8s-agent --version says it: release.sh pairs them.
+    Write(STDOUT_FILENO, std::string("k8s-agent-inject " K8S_AGENT_VERSION
+                                     "\ncommit " K8S_AGENT_COMMIT) +
+                             (K8S_AGENT_COMMIT_DIRTY ? "-dirty" : "") + "\n");
+    return 0;
+  }
+  if (command.files.empty()) command.files.push_back("-");
+  StatusOr<std::vector<inject::Source>> sources = ReadSources(command.files);
+  if (!sources.ok()) {
+    LogError("inject: " + sources.status().message());
+    return kFailure;
   }
   StatusOr<inject::InjectResult> result =
-      inject::InjectManifests(sources, options);
+      inject::InjectManifests(*sources, command.options);
   if (!result.ok()) {
     LogError("inject: " + result.status().message());
     return kFailure;

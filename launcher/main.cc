@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "launcher/inject_dispatch.h"
 #include "launcher/options.h"
 #include "launcher/report_main.h"
 #include "launcher/tree_settings.h"
@@ -334,6 +335,10 @@ int Main(int argc, char** argv) {
 }  // namespace k8s_agent
 
 int main(int argc, char** argv) {
+  // `k8s-agent inject`: another program (inject_dispatch.cc says why).
+  if (k8s_agent::IsInjectCommand(argc, argv)) {
+    return k8s_agent::ExecInject(argv);
+  }
   // Before anything opens an fd (stdio, config files, the trace).
   k8s_agent::Status fds = k8s_agent::EnsureStdFdsOpen();
   if (!fds.ok()) {

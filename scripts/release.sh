@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # Writes the release archive of the one portable binary:
-#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE,
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, bin/k8s-agent-inject, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE,
 #                                                sbom.spdx.json, licenses/ (each statically linked library)
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
@@ -50,7 +50,7 @@ aarch64)
 esac
 if [[ -z "$build_dir" ]]; then
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" --target k8s-agent
+  cmake --build --preset "$preset" --target k8s-agent k8s-agent-inject
   build_dir=build  # CMakePresets.json's binaryDir
   [[ "$arch" == x86_64 ]] || build_dir="build-$arch"
 fi
@@ -76,6 +76,13 @@ if [[ "$built" == *-dirty || -n "$dirty" ]] && ((!allow_dirty)); then
 fi
 [[ "$built" == "$head$dirty" ]] ||
   die "$bin ($built) was built before the tree's last changes ($head$dirty): build it again"
+# `k8s-agent inject` execs k8s-agent-inject from the agent's directory: the same build's.
+inject="$build_dir/launcher/k8s-agent-inject"
+[[ -x "$inject" ]] || die "$inject not built (cmake --build $build_dir --target k8s-agent-inject)"
+inject_built="$(${run[@]+"${run[@]}"} "$inject" --version | awk '$1 == "commit" {print $2}')" ||
+  die "$inject --version failed"
+[[ "$inject_built" == "$built" ]] ||
+  die "$inject was built from commit ${inject_built:-unknown}, $bin from $built: build both again"
 name="k8s-agent-$version-linux-$arch"
 
 stage="$(mktemp -d)"
@@ -83,6 +90,8 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/$name/bin" "$stage/$name/ompi-conf"
 cp "$bin" "$stage/$name/bin/k8s-agent"
 "$strip" --strip-debug "$stage/$name/bin/k8s-agent"
+cp "$inject" "$stage/$name/bin/k8s-agent-inject"
+"$strip" --strip-debug "$stage/$name/bin/k8s-agent-inject"
 cp ompi-conf/* "$stage/$name/ompi-conf/"
 cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
 # The SBOM (SPDX 2.3: each linked library, its Debian source package, the binary's checksum) and the

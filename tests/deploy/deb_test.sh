@@ -62,7 +62,7 @@ grep -qw openmpi-bin <<<"$(field Recommends)" && ok "Recommends openmpi-bin" ||
 
 # --- Contents.
 dpkg-deb --contents "$deb" | awk '{print $6}' >"$tmp/contents"
-for path in ./usr/bin/k8s-agent ./usr/share/k8s-agent/ompi-conf/openmpi-mca-params.conf \
+for path in ./usr/bin/k8s-agent ./usr/bin/k8s-agent-inject ./usr/share/k8s-agent/ompi-conf/openmpi-mca-params.conf \
   ./usr/share/k8s-agent/ompi-conf/prte-mca-params.conf; do
   grep -qx "$path" "$tmp/contents" && ok "contains $path" || fail "lacks $path"
 done

@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 PLUGIN = ["plugin/base", "plugin/kube", "plugin/ssh", "plugin/agent",
-          "plugin/report", "plugin/sshd", "launcher"]
+          "plugin/report", "plugin/sshd", "plugin/inject", "launcher"]
 
 # directory of a target's sources -> the directories it may include; every
 # other one of PLUGIN (and, for tests, of TEST_ONLY) must not be found.
@@ -35,6 +35,7 @@ RULES = {
     "plugin/ssh": ["plugin/base", "plugin/ssh"],
     "plugin/report": ["plugin/base", "plugin/report"],
     "plugin/sshd": ["plugin/base", "plugin/sshd"],
+    "plugin/inject": ["plugin/base", "plugin/inject"],
     "plugin/agent": ["plugin/base", "plugin/kube", "plugin/ssh",
                      "plugin/agent"],
     "images/deliver": ["plugin/base"],

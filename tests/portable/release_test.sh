@@ -78,6 +78,7 @@ $name/README.md
 $name/SECURITY.md
 $name/bin/
 $name/bin/k8s-agent
+$name/bin/k8s-agent-inject
 $name/licenses/
 $name/licenses/curl.copyright
 $name/licenses/gcc-$("$cxx" -dumpversion | cut -d. -f1)$([[ "$arch" == x86_64 ]] || echo -cross).copyright

@@ -17,6 +17,8 @@ cmd="${3:-}"
 CL_SAVED="$CL_STATE.saved"
 # shellcheck source=tests/cluster/cluster_lib.sh
 source "$HERE/cluster_lib.sh"
+# shellcheck source=tests/lib/testlib.sh
+source "$HERE/../lib/testlib.sh"
 cl_names
 
 # stock_root: the unchanged image of c07_stock_image (tests/bed/minbase_root.sh) cached, or built here when
@@ -106,10 +108,10 @@ up) up ;;
 down) down ;;
 '') sed -n '5,9p' "$0" >&2; exit 2 ;;
 *)
-  [[ -f "$CL_STATE.skip" ]] && { echo "SKIP: $(cat "$CL_STATE.skip")"; exit 77; }
-  [[ -f "$CL_STATE.failed" ]] && { echo "FAIL: $(cat "$CL_STATE.failed")"; exit 1; }
-  [[ -e "$CL_STATE/up" ]] || { echo "FAIL: no cluster at $CL_STATE (run: cluster.sh --state $CL_STATE up)"; exit 1; }
-  [[ "$cmd" == c0[78]_*stock* && -f "$CL_STATE.no-stock" ]] && { echo "SKIP: $(cat "$CL_STATE.no-stock")"; exit 77; }
+  [[ -f "$CL_STATE.skip" ]] && skip "$(cat "$CL_STATE.skip")"
+  [[ -f "$CL_STATE.failed" ]] && fail "$(cat "$CL_STATE.failed")"
+  [[ -e "$CL_STATE/up" ]] || fail "no cluster at $CL_STATE (run: cluster.sh --state $CL_STATE up)"
+  [[ "$cmd" == c0[78]_*stock* && -f "$CL_STATE.no-stock" ]] && skip "$(cat "$CL_STATE.no-stock")"
   # shellcheck source=tests/cluster/scenarios.sh
   source "$HERE/scenarios.sh"
   cs_run "$cmd"

@@ -3,7 +3,8 @@
 # The cluster tier's scenarios: real pods, real kubelet statuses, the agent in a launcher pod with the token
 # the kubelet projected. Each runs in a Kubernetes namespace of its own (deleted at the end, not waited for:
 # kubelet 1.20's deletes take 4-60 s) and asserts what the agent did: its exit, its output and trace, and
-# its requests in the API server's audit log. Sourced by cluster.sh (cl_* from cluster_lib.sh).
+# its requests in the API server's audit log. Sourced by cluster.sh (cl_* from cluster_lib.sh; fail and
+# skip from tests/lib/testlib.sh, fail showing cs_dump).
 #
 #   c01_kustomize_job     kubectl apply -k images/k8s + the Secret: the launcher Job's mpirun runs a rank on
 #                         every StatefulSet worker
@@ -40,11 +41,8 @@ cs_dump() {
     cs_k logs "$pod" --all-containers --tail 40 2>&1
   done
 }
-cs_fail() {
-  echo "FAIL: $*"
-  cs_dump
-  exit 1
-}
+# fail's evidence.
+on_fail() { cs_dump; }
 
 # cs_until WHAT SECONDS CMD...: polls CMD (the cluster's state, every 0.25 s) until it succeeds.
 cs_until() {
@@ -52,7 +50,7 @@ cs_until() {
   shift 2
   deadline=$((SECONDS + limit))
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || cs_fail "$what: not within ${limit} s"
+    ((SECONDS < deadline)) || fail "$what: not within ${limit} s"
     sleep 0.25
   done
 }
@@ -62,12 +60,12 @@ cs_job_finished() { [[ -n "$(cs_jsonpath "job/$1" '{.status.succeeded}{.status.f
 cs_has_ip() { [[ -n "$(cs_jsonpath "pod/$1" '{.status.podIP}')" ]]; }
 cs_pod_running() { [[ "$(cs_jsonpath "pod/$1" '{.status.phase}')" == Running ]]; }
 
-cs_secret() { cl_secret "$CS_NS" "$CS_WORK/keys" || cs_fail "creating the Secret mpi-ssh"; }
+cs_secret() { cl_secret "$CS_NS" "$CS_WORK/keys" || fail "creating the Secret mpi-ssh"; }
 
 # The base's ServiceAccount, Role and RoleBinding only (the scenarios that bring their own workloads).
 cs_rbac() {
   cs_k apply -f "$CS_IMG/serviceaccount.yaml" -f "$CS_IMG/role.yaml" -f "$CS_IMG/rolebinding.yaml" >/dev/null ||
-    cs_fail "applying the base's RBAC"
+    fail "applying the base's RBAC"
 }
 
 cs_overlay() { cl_overlay "$CS_NS" "$CS_WORK/overlay"; }
@@ -85,7 +83,7 @@ cs_agent_watching() { cs_agent_requests | grep -q '^watch '; }
 # A launcher Job running CMD (a shell line) in the launcher image with the job's keys, the agent's env.
 cs_launcher_job() {
   local name="$1" cmd="$2" selector="$3"
-  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating Job $name"
+  cat <<EOF | cs_k apply -f - >/dev/null || fail "creating Job $name"
 apiVersion: batch/v1
 kind: Job
 metadata: {name: $name}
@@ -121,7 +119,7 @@ cs_wait_job() {
   cs_wait_job_any "$@"
   [[ "$(cs_jsonpath "job/$1" '{.status.succeeded}')" == 1 ]] || {
     cat "$CS_WORK/$1.log"
-    cs_fail "Job $1 failed"
+    fail "Job $1 failed"
   }
 }
 
@@ -132,7 +130,7 @@ cs_workers() {
     sed -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
       -e "s|replicas: 2|replicas: $replicas|" "$CS_IMG/worker-statefulset.yaml" >"$CS_WORK/workers.yaml" &&
     grep -q "replicas: $replicas" "$CS_WORK/workers.yaml" && grep -q ':cluster' "$CS_WORK/workers.yaml"; } ||
-    cs_fail "the worker StatefulSet's manifest changed: $CS_IMG/worker-statefulset.yaml"
+    fail "the worker StatefulSet's manifest changed: $CS_IMG/worker-statefulset.yaml"
 }
 
 cs_run() {
@@ -143,7 +141,7 @@ cs_run() {
   rm -rf "$CS_WORK"
   mkdir -p "$CS_WORK"
   cl_kubectl delete namespace "$CS_NS" --ignore-not-found --wait=true >/dev/null 2>&1
-  cl_kubectl create namespace "$CS_NS" >/dev/null || cs_fail "creating namespace $CS_NS"
+  cl_kubectl create namespace "$CS_NS" >/dev/null || fail "creating namespace $CS_NS"
   cs_until "ServiceAccount default in $CS_NS" 60 cs_k get serviceaccount default
   "$1"
   cl_kubectl delete namespace "$CS_NS" --wait=false >/dev/null 2>&1
@@ -155,17 +153,17 @@ c01_kustomize_job() {
   cs_secret
   overlay="$(cs_overlay)"
   cs_step "kubectl apply -k (base images/k8s, tag cluster)"
-  cs_k apply -k "$overlay" >"$CS_WORK/apply.log" 2>&1 || { cat "$CS_WORK/apply.log"; cs_fail "kubectl apply -k"; }
+  cs_k apply -k "$overlay" >"$CS_WORK/apply.log" 2>&1 || { cat "$CS_WORK/apply.log"; fail "kubectl apply -k"; }
   cs_wait_job mpi-launcher 240
   cat "$CS_WORK/mpi-launcher.log"
-  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/mpi-launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/mpi-launcher.log" || fail "no rank ran on mpi-worker-$n"; done
   # The token: projected by the kubelet (a serviceAccountToken volume source), not a Secret.
   [[ -n "$(cs_jsonpath "pod/$(cs_jsonpath pods '{.items[?(@.metadata.labels.app\.kubernetes\.io/name=="mpi-launcher")].metadata.name}')" \
     '{.spec.volumes[*].projected.sources[*].serviceAccountToken.path}')" ]] ||
-    cs_fail "the launcher pod has no projected service-account token"
+    fail "the launcher pod has no projected service-account token"
   cs_agent_requests >"$CS_WORK/requests"
-  grep -q '^list 200 ' "$CS_WORK/requests" || { cat "$CS_WORK/requests"; cs_fail "no LIST of pods by the agent in the audit log"; }
-  grep -v ' 200 ' "$CS_WORK/requests" && cs_fail "the agent had requests refused (above)"
+  grep -q '^list 200 ' "$CS_WORK/requests" || { cat "$CS_WORK/requests"; fail "no LIST of pods by the agent in the audit log"; }
+  grep -v ' 200 ' "$CS_WORK/requests" && fail "the agent had requests refused (above)"
   cs_step "agent's requests: $(awk '{print $1}' "$CS_WORK/requests" | sort | uniq -c | tr -s ' \n' ' ')"
 }
 
@@ -189,16 +187,16 @@ c02_launcher_first() {
   cs_until "the agent's watch on the missing workers" 60 cs_agent_watching
   cs_step "launcher Running, agents waiting; now the workers"
   cs_workers 2
-  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || cs_fail "creating the workers"
+  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || fail "creating the workers"
   cs_wait_job launcher 240
   cat "$CS_WORK/launcher.log"
-  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  for n in 0 1; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || fail "no rank ran on mpi-worker-$n"; done
   # Real kubelet statuses: the report's scheduling and container phases come from the pods' own timestamps.
   { grep -q 'scheduling' "$CS_WORK/launcher.log" && grep -q 'container' "$CS_WORK/launcher.log"; } ||
-    cs_fail "the report has no scheduling and container phases"
+    fail "the report has no scheduling and container phases"
   grep -q 'waited: ContainerCreating' "$CS_WORK/launcher.log" ||
-    cs_fail "the agents never saw a worker ContainerCreating (the trace's waiting reasons)"
-  grep -qE '^== svg [0-9]+ bytes, 1 svg elements' "$CS_WORK/launcher.log" || cs_fail "no SVG chart"
+    fail "the agents never saw a worker ContainerCreating (the trace's waiting reasons)"
+  grep -qE '^== svg [0-9]+ bytes, 1 svg elements' "$CS_WORK/launcher.log" || fail "no SVG chart"
 }
 
 # A one-line agent run in a launcher Job: k8s-agent -v HOST CMD..., its log in CS_WORK/NAME.log.
@@ -220,8 +218,8 @@ c03_worker_recreated() {
     {"op": "add", "path": "/spec/template/spec/terminationGracePeriodSeconds", "value": 2},
     {"op": "add", "path": "/spec/template/spec/initContainers", "value": [
       {"name": "gate", "image": "k8s-agent-worker:cluster", "command": ["sleep", "3600"]}]}]' \
-    >"$CS_WORK/gated.yaml" || cs_fail "kubectl patch --local"
-  cs_k apply -f "$CS_WORK/gated.yaml" >/dev/null || cs_fail "creating the workers"
+    >"$CS_WORK/gated.yaml" || fail "kubectl patch --local"
+  cs_k apply -f "$CS_WORK/gated.yaml" >/dev/null || fail "creating the workers"
   cs_until "mpi-worker-0 in its init container with an IP" 120 cs_has_ip mpi-worker-0
   old_uid="$(cs_jsonpath pod/mpi-worker-0 '{.metadata.uid}')"
   old_ip="$(cs_jsonpath pod/mpi-worker-0 '{.status.podIP}')"
@@ -229,15 +227,15 @@ c03_worker_recreated() {
   cs_until "the agent's watch on mpi-worker-0" 120 cs_agent_watching
   cs_step "agent waiting on mpi-worker-0 ($old_ip, $(cs_jsonpath pod/mpi-worker-0 '{.status.phase}')); deleting it"
   cs_k patch statefulset mpi-worker --type=json -p '[{"op": "remove", "path": "/spec/template/spec/initContainers"}]' \
-    >/dev/null || cs_fail "patching the StatefulSet"
-  cs_k delete pod mpi-worker-0 --wait=false >/dev/null || cs_fail "deleting mpi-worker-0"
+    >/dev/null || fail "patching the StatefulSet"
+  cs_k delete pod mpi-worker-0 --wait=false >/dev/null || fail "deleting mpi-worker-0"
   cs_wait_job agent 240
   cat "$CS_WORK/agent.log"
-  grep -qx mpi-worker-0 "$CS_WORK/agent.log" || cs_fail "the command did not run on mpi-worker-0"
+  grep -qx mpi-worker-0 "$CS_WORK/agent.log" || fail "the command did not run on mpi-worker-0"
   new_uid="$(cs_jsonpath pod/mpi-worker-0 '{.metadata.uid}')"
   new_ip="$(cs_jsonpath pod/mpi-worker-0 '{.status.podIP}')"
-  [[ -n "$new_uid" && "$new_uid" != "$old_uid" ]] || cs_fail "mpi-worker-0 was not recreated (uid $new_uid)"
-  [[ "$new_ip" != "$old_ip" ]] || cs_fail "the replacement has the old IP $old_ip: nothing to follow"
+  [[ -n "$new_uid" && "$new_uid" != "$old_uid" ]] || fail "mpi-worker-0 was not recreated (uid $new_uid)"
+  [[ "$new_ip" != "$old_ip" ]] || fail "the replacement has the old IP $old_ip: nothing to follow"
   cs_step "followed: $old_ip (uid ${old_uid:0:8}) -> $new_ip (uid ${new_uid:0:8})"
 }
 
@@ -248,7 +246,7 @@ c04_job_retry() {
   mkdir -p "$CS_WORK/marker"
   chmod 777 "$CS_WORK/marker"
   # The first attempt exits 1 (the marker on the node's disk tells the retry); the retry runs the worker.
-  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating the workers' Job"
+  cat <<EOF | cs_k apply -f - >/dev/null || fail "creating the workers' Job"
 apiVersion: v1
 kind: Service
 metadata: {name: w}
@@ -282,9 +280,9 @@ EOF
   cs_agent_job agent job-name=w w0 hostname
   cs_wait_job agent 240
   cat "$CS_WORK/agent.log"
-  grep -qx w0 "$CS_WORK/agent.log" || cs_fail "the command did not run on w0"
-  [[ "$(cs_jsonpath "pod/$failed" '{.status.phase}')" == Failed ]] || cs_fail "the Failed pod $failed is gone"
-  grep -q "matches 2 pods" "$CS_WORK/agent.log" && cs_fail "the agent refused the two pods named w0"
+  grep -qx w0 "$CS_WORK/agent.log" || fail "the command did not run on w0"
+  [[ "$(cs_jsonpath "pod/$failed" '{.status.phase}')" == Failed ]] || fail "the Failed pod $failed is gone"
+  grep -q "matches 2 pods" "$CS_WORK/agent.log" && fail "the agent refused the two pods named w0"
   cs_step "ran on the replacement; $failed (Failed, hostname w0) passed over"
 }
 cs_failed_pod() {
@@ -296,7 +294,7 @@ cs_failed_pod() {
 # A StatefulSet NAME of one pod with the job's keys and CONTAINERS (a YAML list, indented 8).
 cs_sts() {
   local name="$1" containers="$2"
-  cat <<EOF | cs_k apply -f - >/dev/null || cs_fail "creating StatefulSet $name"
+  cat <<EOF | cs_k apply -f - >/dev/null || fail "creating StatefulSet $name"
 apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: $name}
@@ -337,19 +335,19 @@ c05_fail_fast() {
   for c in absent crashing; do
     cs_wait_job_any "a-$c" 240
     cat "$CS_WORK/a-$c.log"
-    [[ "$(cs_jsonpath "job/a-$c" '{.status.failed}')" == 1 ]] || cs_fail "the agent for $c-0 did not fail"
+    [[ "$(cs_jsonpath "job/a-$c" '{.status.failed}')" == 1 ]] || fail "the agent for $c-0 did not fail"
     # Exit 255, the agent's own failure (bash ran the agent last, so its status is the container's).
     [[ "$(cs_k get pods -l "job-name=a-$c" \
       -o jsonpath='{.items[0].status.containerStatuses[0].state.terminated.exitCode}')" == 255 ]] ||
-      cs_fail "the agent's exit status for $c-0 is not 255"
+      fail "the agent's exit status for $c-0 is not 255"
   done
   { grep -q "ErrImageNeverPull" "$CS_WORK/a-absent.log" && grep -q "absent-0" "$CS_WORK/a-absent.log"; } ||
-    cs_fail "no ErrImageNeverPull naming absent-0"
+    fail "no ErrImageNeverPull naming absent-0"
   { grep -q "CrashLoopBackOff" "$CS_WORK/a-crashing.log" && grep -q "crashing-0" "$CS_WORK/a-crashing.log"; } ||
-    cs_fail "no CrashLoopBackOff naming crashing-0"
+    fail "no CrashLoopBackOff naming crashing-0"
   cs_wait_job a-sidecar 240
   cat "$CS_WORK/a-sidecar.log"
-  grep -qx sidecar-0 "$CS_WORK/a-sidecar.log" || cs_fail "no launch on sidecar-0 while its sidecar crash-loops"
+  grep -qx sidecar-0 "$CS_WORK/a-sidecar.log" || fail "no launch on sidecar-0 while its sidecar crash-loops"
   cs_step "launched on sidecar-0 while its sidecar was in CrashLoopBackOff ($(cs_jsonpath pod/sidecar-0 \
     '{.status.containerStatuses[?(@.name=="sidecar")].restartCount}') restarts)"
 }
@@ -361,19 +359,19 @@ c06_tree_spawn() {
   cs_secret
   cs_rbac
   cs_workers 4
-  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || cs_fail "creating the workers"
+  cs_k apply -f "$CS_WORK/workers.yaml" >/dev/null || fail "creating the workers"
   cs_launcher_job launcher \
     'mpirun --mca routed_radix 1 --mca plm_rsh_args "-o ConnectionAttempts=10 -o ServerAliveInterval=30" -H mpi-worker-0,mpi-worker-1,mpi-worker-2,mpi-worker-3 -n 4 hostname' \
     app.kubernetes.io/name=mpi-worker
   cs_wait_job launcher 240
   cat "$CS_WORK/launcher.log"
-  for n in 0 1 2 3; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || cs_fail "no rank ran on mpi-worker-$n"; done
+  for n in 0 1 2 3; do grep -qx "mpi-worker-$n" "$CS_WORK/launcher.log" || fail "no rank ran on mpi-worker-$n"; done
   # Agents that orted ran in the workers read pods too: from the workers' IPs, with the workers' own tokens.
   ips="$(cs_jsonpath pods '{.items[?(@.metadata.labels.app\.kubernetes\.io/name=="mpi-worker")].status.podIP}')"
   sources="$(cs_agent_requests | awk '{print $3}' | sort -u | tr '\n' ' ')"
   cs_step "the agents' requests came from $sources(workers: $ips)"
   for ip in $ips; do [[ " $sources" == *" $ip "* ]] && from_workers=$((from_workers + 1)); done
-  ((from_workers >= 1)) || cs_fail "no agent ran in a worker pod (tree spawn)"
+  ((from_workers >= 1)) || fail "no agent ran in a worker pod (tree spawn)"
 }
 
 # images/k8s/examples/stock-image.yaml with the tier's images.
@@ -381,8 +379,8 @@ cs_stock_example() {
   sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
     -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
   { grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml"; } ||
-    cs_fail "images/k8s/examples/stock-image.yaml changed its images"
-  cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || cs_fail "applying the stock-image example"
+    fail "images/k8s/examples/stock-image.yaml changed its images"
+  cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || fail "applying the stock-image example"
 }
 
 # The stock image is Debian 13's: Open MPI 5 (PRRTE's prted on the workers).
@@ -394,7 +392,7 @@ c07_stock_image() {
   cs_wait_job train-launcher 240
   cat "$CS_WORK/train-launcher.log"
   for n in 0 1; do
-    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
+    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || fail "no rank ran on train-worker-$n"
   done
   cs_step "ran on the stock image's workers with the delivered sshd"
 }
@@ -428,17 +426,17 @@ c08_ompi5_tree_stock() {
       -e "s|args: \[\"mpirun\", \"--allow-run-as-root\", \"-H\", \"train-worker-0,train-worker-1\", \"-n\", \"2\"|args: [\"mpirun\", \"--allow-run-as-root\", \"--prtemca\", \"rml_base_radix\", \"$radix\", \"-H\", \"train-worker-0,train-worker-1,train-worker-2,train-worker-3\", \"-n\", \"4\"|" \
       "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock-r$radix.yaml"
     { grep -q "rml_base_radix\", \"$radix\"" "$CS_WORK/stock-r$radix.yaml" && grep -q 'replicas: 4' "$CS_WORK/stock-r$radix.yaml"; } ||
-      cs_fail "images/k8s/examples/stock-image.yaml changed its launcher args or replicas"
-    cs_k apply -f "$CS_WORK/stock-r$radix.yaml" >/dev/null || cs_fail "applying the stock-image example (radix $radix)"
+      fail "images/k8s/examples/stock-image.yaml changed its launcher args or replicas"
+    cs_k apply -f "$CS_WORK/stock-r$radix.yaml" >/dev/null || fail "applying the stock-image example (radix $radix)"
     cs_wait_job "train-launcher-r$radix" 240
     cat "$CS_WORK/train-launcher-r$radix.log"
     for n in 0 1 2 3; do
       grep -qx "train-worker-$n" "$CS_WORK/train-launcher-r$radix.log" ||
-        cs_fail "radix $radix: no rank ran on train-worker-$n"
+        fail "radix $radix: no rank ran on train-worker-$n"
     done
     got="$(cs_reads_from_workers train-worker)"
     # Radix 1: three workers' prteds launch the next; radix 2: train-worker-0's launches -2 and -3.
-    ((got >= (radix == 1 ? 3 : 1))) || cs_fail "radix $radix: only $got workers' agents read pods"
+    ((got >= (radix == 1 ? 3 : 1))) || fail "radix $radix: only $got workers' agents read pods"
     cs_step "radix $radix: ranks on all 4 workers, $got workers' agents launched the next level"
   done
 }
@@ -455,17 +453,17 @@ c09_mpijob_ompi5_tree() {
     -e 's|args: \["mpirun", "--allow-run-as-root", "-n", "2"|args: ["mpirun", "--allow-run-as-root", "--prtemca", "rml_base_radix", "1", "-n", "4"|' \
     "$CS_IMG/examples/mpijob-stock-image.yaml" >"$CS_WORK/mpijob.yaml"
   { grep -q 'rml_base_radix", "1"' "$CS_WORK/mpijob.yaml" && grep -q 'replicas: 4' "$CS_WORK/mpijob.yaml"; } ||
-    cs_fail "images/k8s/examples/mpijob-stock-image.yaml changed its launcher args or replicas"
+    fail "images/k8s/examples/mpijob-stock-image.yaml changed its launcher args or replicas"
   mkdir -p "$CS_WORK/operator-key"
   "$CL_PY" "$CL_REPO_DIR/tests/cluster/mpijob_controller.py" "$CS_WORK/mpijob.yaml" "$CS_NS" \
-    "$CS_WORK/operator-key" >"$CS_WORK/mpijob.json" || cs_fail "rendering the MPIJob as mpi-operator does"
-  cs_k apply -f "$CS_WORK/mpijob.json" >/dev/null || cs_fail "applying the rendered MPIJob"
+    "$CS_WORK/operator-key" >"$CS_WORK/mpijob.json" || fail "rendering the MPIJob as mpi-operator does"
+  cs_k apply -f "$CS_WORK/mpijob.json" >/dev/null || fail "applying the rendered MPIJob"
   cs_wait_job train-launcher 300
   cat "$CS_WORK/train-launcher.log"
   for n in 0 1 2 3; do
-    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || cs_fail "no rank ran on train-worker-$n"
+    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || fail "no rank ran on train-worker-$n"
   done
   got="$(cs_reads_from_workers worker training.kubeflow.org/job-role)"
-  ((got >= 3)) || cs_fail "only $got workers' agents read pods (radix 1 over 4 workers: 3 expected)"
+  ((got >= 3)) || fail "only $got workers' agents read pods (radix 1 over 4 workers: 3 expected)"
   cs_step "ranks on all 4 workers under the operator's env, $got workers' agents launched the next level"
 }

@@ -10,9 +10,11 @@
 set -euo pipefail
 
 deliver="$1"
+testlib="$(cd "$(dirname "$0")/../lib" && pwd)/testlib.sh"
+# shellcheck source=tests/lib/testlib.sh
+source "$testlib"
 if ! unshare --user --map-root-user --mount true 2>/dev/null; then
-  echo "SKIP: no unprivileged user and mount namespace here (unshare -rm)"
-  exit 77
+  skip "no unprivileged user and mount namespace here (unshare -rm)"
 fi
 
 tmp="$(mktemp -d /tmp/k8s-deliver-test.XXXXXX)"
@@ -30,9 +32,9 @@ done
 # shellcheck disable=SC2016 # expanded by the inner shell
 unshare --user --map-root-user --mount bash -euo pipefail -c '
   tmp="$1"
+  source "$2"
+  TEST_KEEP_GOING=1
   mount -t tmpfs -o size=256k,mode=0777 k8s-deliver-test "$tmp/dir"
-  failures=0
-  fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
   run() { "$tmp/image/k8s-agent-deliver" "$tmp/dir" >"$tmp/out" 2>&1 || { cat "$tmp/out" >&2; return 1; }; }
   run || fail "first delivery"
   cmp -s "$tmp/image/k8s-agent" "$tmp/dir/k8s-agent" || fail "first delivery: k8s-agent differs"
@@ -43,7 +45,7 @@ unshare --user --map-root-user --mount bash -euo pipefail -c '
   rm -f "$tmp/dir/probe"
   inode="$(stat -c %i "$tmp/dir/k8s-agent")"
   if run; then
-    echo "ok: second delivery into a directory that only held the first: $(cat "$tmp/out")"
+    ok "second delivery into a directory that only held the first: $(cat "$tmp/out")"
   else
     fail "second delivery (every file already there and identical)"
   fi
@@ -60,6 +62,5 @@ unshare --user --map-root-user --mount bash -euo pipefail -c '
   grep -q "3 already in place" "$tmp/out" || fail "not said: $(cat "$tmp/out")"
   left="$(find "$tmp/dir" -name ".*.tmp.*")"
   [[ -z "$left" ]] || fail "a temporary was left: $left"
-  [[ "$failures" == 0 ]] || exit 1
-  echo PASS
-' bash "$tmp"
+  testlib_exit PASS
+' bash "$tmp" "$testlib"

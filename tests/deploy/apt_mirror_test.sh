@@ -10,14 +10,11 @@
 set -uo pipefail
 
 repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
+# shellcheck source=tests/lib/testlib.sh
+source "$repo/tests/lib/testlib.sh"
+TEST_KEEP_GOING=1
 tmp="$(mktemp -d /tmp/k8s-apt-mirror.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
-ok() { echo "ok: $*"; }
 
 # (a) No archive host in any tracked file (every file under the tree when this is not a git checkout):
 # debian + .org (any host of Debian's), or deb. + a host name. The pattern is first checked on samples,
@@ -171,4 +168,4 @@ else
   fail "shellcheck"
 fi
 
-exit "$status"
+testlib_exit PASS

@@ -10,8 +10,11 @@
 set -euo pipefail
 
 build="${1:?usage: deb_test.sh BUILD_DIR}"
+# shellcheck source=tests/lib/testlib.sh
+source "$(dirname "$0")/../lib/testlib.sh"
+TEST_KEEP_GOING=1
 for tool in cpack dpkg dpkg-deb; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v "$tool" >/dev/null || skip "$tool not installed"
 done
 if [[ ! -f "$build/CPackConfig.cmake" ]]; then
   echo "FAIL: no $build/CPackConfig.cmake: is launcher/packaging.cmake included from CMakeLists.txt?" >&2
@@ -19,13 +22,6 @@ if [[ ! -f "$build/CPackConfig.cmake" ]]; then
 fi
 tmp="$(mktemp -d /tmp/k8s-deploy-deb.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
-
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-ok() { echo "ok: $*"; }
 
 # Package into the temp dir: the build tree stays as it was.
 cpack --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1 ||
@@ -116,8 +112,4 @@ install_sysconf || fail "second install"
 [[ -f "$conf.k8s-agent-new" ]] && ok "preset beside it as .k8s-agent-new" || fail "no $conf.k8s-agent-new"
 grep -q "keeping the existing" "$tmp/sysconf.log" && ok "the install says so" || fail "no message about the kept file"
 
-if [[ "$failures" -gt 0 ]]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "PASS"
+testlib_exit PASS

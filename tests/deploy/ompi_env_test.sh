@@ -13,17 +13,11 @@ set -euo pipefail
 repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
 script="$repo/images/ompi-env.sh"
 shell="$(command -v dash || command -v sh)"
+# shellcheck source=tests/lib/testlib.sh
+source "$repo/tests/lib/testlib.sh"
+TEST_KEEP_GOING=1
 tmp="$(mktemp -d /tmp/k8s-deploy-ompienv.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
-
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-expect_eq() {  # what expected actual
-  if [[ "$2" == "$3" ]]; then echo "ok: $1"; else fail "$1: expected '$2', got '$3'"; fi
-}
 
 # run SOURCES [VAR=value...]: sources the script SOURCES times in a clean
 # environment; stdout gets the OMPI_/PRTE_ variables, $tmp/err stderr.
@@ -109,8 +103,4 @@ else
   echo "note: shellcheck not installed; skipped"
 fi
 
-if [[ "$failures" -gt 0 ]]; then
-  echo "$failures failure(s)" >&2
-  exit 1
-fi
-echo "all ompi-env checks passed"
+testlib_exit "all ompi-env checks passed"

@@ -6,14 +6,11 @@
 set -uo pipefail
 
 repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
+# shellcheck source=tests/lib/testlib.sh
+source "$repo/tests/lib/testlib.sh"
+TEST_KEEP_GOING=1
 tmp="$(mktemp -d /tmp/k8s-release-usage.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
-ok() { echo "ok: $*"; }
 
 for flag in --help -h; do
   "$repo/scripts/release.sh" "$flag" >"$tmp/out" 2>"$tmp/err"
@@ -45,4 +42,4 @@ for args in "--bogus" "--out"; do
     ok "release.sh $args: named, usage on stderr, exit 2"
   fi
 done
-exit $status
+testlib_exit PASS

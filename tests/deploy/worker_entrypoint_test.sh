@@ -14,37 +14,29 @@
 set -euo pipefail
 
 repo="${1:-$(cd "$(dirname "$0")/../.." && pwd)}"
+# shellcheck source=tests/lib/testlib.sh
+source "$repo/tests/lib/testlib.sh"
+TEST_KEEP_GOING=1
 if [[ "$(id -u)" != 0 ]]; then
-  echo "SKIP: needs root (network namespace, setpriv)"
-  exit 77
+  skip "needs root (network namespace, setpriv)"
 fi
 for tool in ip sshd ssh ssh-keygen setpriv unshare; do
   command -v "$tool" >/dev/null || PATH="$PATH:/usr/sbin:/sbin"
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v "$tool" >/dev/null || skip "$tool not installed"
 done
 
 tmp="$(mktemp -d /tmp/k8s-deploy-worker.XXXXXX)"
 chmod 0755 "$tmp"  # uid 1000 must traverse it to reach its HOME.
 ns="k8s-deploy-$$-$RANDOM"
 sshd_pid=""
+# shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-  if [[ -n "$sshd_pid" ]]; then
-    kill "$sshd_pid" 2>/dev/null || true
-    wait "$sshd_pid" 2>/dev/null || true
-  fi
+  kill_pids ${sshd_pid:+"$sshd_pid"}
   ip netns del "$ns" 2>/dev/null || true
   rm -rf "$tmp"
 }
 trap cleanup EXIT
 
-failures=0
-fail() {
-  echo "FAIL: $*" >&2
-  failures=$((failures + 1))
-}
-expect_eq() {  # what expected actual
-  if [[ "$2" == "$3" ]]; then echo "ok: $1"; else fail "$1: expected '$2', got '$3'"; fi
-}
 
 # --- Fake Secret, laid out as the kubelet does it: timestamped data dir,
 # ..data symlink, per-key symlinks; files root:fsGroup 0440 (defaultMode
@@ -191,8 +183,4 @@ grep -q '^StrictModes no$' "$tmp/home/ro-sshd/sshd_config" || fail "read-only HO
 grep -q "^AuthorizedKeysFile $secret/" "$tmp/home/ro-sshd/sshd_config" ||
   fail "read-only HOME does not use the Secret in place"
 
-if [[ "$failures" -gt 0 ]]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo "PASS"
+testlib_exit PASS

@@ -8,22 +8,17 @@
 # usage: http2_test.sh K8S_AGENT_BINARY
 set -uo pipefail
 agent="$1"
-command -v nghttpd >/dev/null || {
-  echo "SKIP: nghttpd missing (apt-get install nghttp2-server; scripts/deps.sh installs it)"
-  exit 77
-}
+# shellcheck source=tests/lib/testlib.sh
+source "$(dirname "$0")/../lib/testlib.sh"
+command -v nghttpd >/dev/null || skip "nghttpd missing (apt-get install nghttp2-server; scripts/deps.sh installs it)"
 t="$(mktemp -d /tmp/k8s-agent-h2.XXXXXX)"
 pid=
-cleanup() {
-  [[ -n "$pid" ]] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$t"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
+on_exit() { rm -rf "$t"; }
+trap testlib_on_exit EXIT
+# fail's evidence.
+on_fail() {
   echo "--- nghttpd log"
   head -c 4000 "$t/log"
-  exit 1
 }
 
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$t/key" -out "$t/crt" \
@@ -37,6 +32,7 @@ echo token >"$t/token"
 port="$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
 nghttpd -v -a 127.0.0.1 -d "$t/doc" "$port" "$t/key" "$t/crt" >"$t/log" 2>&1 &
 pid=$!
+kill_on_exit "$pid"
 for _ in $(seq 1 200); do
   (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   kill -0 "$pid" 2>/dev/null || fail "nghttpd exited"

@@ -12,23 +12,17 @@
 set -uo pipefail
 bin="$1"
 arch="${3:-x86_64}"
+# shellcheck source=tests/lib/testlib.sh
+source "$(dirname "$0")/../lib/testlib.sh"
 if [[ "${2:-OFF}" == ON ]]; then
-  echo "SKIP: sanitizer build (ASan/UBSan runtimes are shared libraries; only the default build ships)"
-  exit 77
+  skip "sanitizer build (ASan/UBSan runtimes are shared libraries; only the default build ships)"
 fi
 case "$arch" in
 x86_64) objdump=objdump run=() ;;
 aarch64) objdump=aarch64-linux-gnu-objdump run=(qemu-aarch64-static -L /usr/aarch64-linux-gnu) ;;
-*)
-  echo "FAIL: arch $arch"
-  exit 1
-  ;;
+*) fail "arch $arch" ;;
 esac
-status=0
-fail() {
-  echo "FAIL: $*"
-  status=1
-}
+TEST_KEEP_GOING=1
 
 # 1. ldd: only glibc's own libraries and the loader (aarch64: the NEEDED
 #    entries and the program interpreter, which is what ldd would list; the
@@ -85,4 +79,4 @@ out="$(KUBECONFIG="$tmp/kubeconfig" ${run[@]+"${run[@]}"} "$bin" somehost true 2
 rc=$?
 if [[ $rc -eq 255 && "$out" == *yaml* ]]; then echo "ok: a YAML error is reported (exit 255)"; else fail "bad kubeconfig: exit $rc: $out"; fi
 
-exit $status
+testlib_exit PASS

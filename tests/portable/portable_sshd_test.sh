@@ -18,11 +18,9 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 SRC="$(cd "$HERE/../.." && pwd)"
 PORT=2222
 
-log() { printf '[portable-sshd-test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# shellcheck source=tests/lib/testlib.sh
+source "$HERE/../lib/testlib.sh"
+TEST_TAG=portable-sshd-test  # log's lines: [portable-sshd-test HH:MM:SS] ...
 # Clock and short waits without forking (a fork+exec costs ~20 ms on a loaded 2-core machine, more than
 # what is measured): bash's EPOCHREALTIME, and read -t on a pipe this shell holds both ends of (never ready).
 now_ms() {
@@ -93,7 +91,7 @@ inner() {
   ROOT="$1"
   local sshd_dir="$2" root="$1"
   SSHD_PID=
-  trap '[[ -z "$SSHD_PID" ]] || { kill "$SSHD_PID" 2>/dev/null; wait "$SSHD_PID" 2>/dev/null; }' EXIT
+  trap 'kill_pids ${SSHD_PID:+"$SSHD_PID"}' EXIT
   ip link set lo up || fail "cannot bring up loopback in the test's network namespace"
   # Nothing is written into the shared cached root: a tmpfs over its /tmp holds the binaries, keys, configs
   # and logs; passwd and group get uid 1000 by bind mounts of copies (all private to this mount namespace).
@@ -119,21 +117,15 @@ fi
 
 # ---- outside ----
 if [[ "${1:-OFF}" == ON ]]; then
-  echo "SKIP: sanitizer build (this test runs no code of the agent)"
-  exit 77
+  skip "sanitizer build (this test runs no code of the agent)"
 fi
 if [[ $EUID -ne 0 ]]; then
-  echo "SKIP: needs root (chroot, mount and network namespaces)"
-  exit 77
+  skip "needs root (chroot, mount and network namespaces)"
 fi
 if ! unshare --mount --net --propagation private true 2>/dev/null; then
-  echo "SKIP: cannot make a mount + network namespace here (unshare refused: a container without CAP_SYS_ADMIN?)"
-  exit 77
+  skip "cannot make a mount + network namespace here (unshare refused: a container without CAP_SYS_ADMIN?)"
 fi
-[[ -x /usr/bin/ssh && -x /usr/bin/ssh-keygen ]] || {
-  echo "SKIP: the host's OpenSSH client is missing (apt-get install openssh-client, or scripts/deps.sh)"
-  exit 77
-}
+[[ -x /usr/bin/ssh && -x /usr/bin/ssh-keygen ]] || skip "the host's OpenSSH client is missing (apt-get install openssh-client, or scripts/deps.sh)"
 SSHD_BUILD="$SRC/scripts/sshd_build.sh"
 MINBASE="$SRC/tests/bed/minbase_root.sh"
 # shellcheck source=scripts/lib/cache.sh
@@ -150,9 +142,8 @@ ensure_cached() {
     return 0
   fi
   if [[ "${K8S_SSHD_BUILD:-1}" != 1 ]]; then
-    echo "SKIP: $name not built and K8S_SSHD_BUILD=0. Build it once, as root, with '$script ensure'" \
+    skip "$name not built and K8S_SSHD_BUILD=0. Build it once, as root, with '$script ensure'" \
       "(1-5 min cold), or unset K8S_SSHD_BUILD."
-    exit 77
   fi
   left=$((budget - (SECONDS - t0)))
   local b0=$SECONDS
@@ -161,13 +152,11 @@ ensure_cached() {
   case $rc in
   0) echo "built $name $(cat "$out") in $((SECONDS - b0)) s" ;;
   124)
-    echo "SKIP: building $name took over the $budget s left of K8S_SSHD_BUILD_BUDGET and was stopped;" \
+    skip "building $name took over the $budget s left of K8S_SSHD_BUILD_BUDGET and was stopped;" \
       "the next run starts it again."
-    exit 77
     ;;
   77)
-    echo "SKIP: $name cannot be built here (see above)"
-    exit 77
+    skip "$name cannot be built here (see above)"
     ;;
   *) fail "building $name failed (exit $rc)" ;;
   esac

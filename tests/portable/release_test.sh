@@ -13,18 +13,14 @@
 # Exit 77 (skip) for the sanitizer build, without root (trixie, bed), or without a cached root (trixie).
 set -uo pipefail
 src="$1" build="$2" sanitized="$3" mode="$4" arch="${5:-x86_64}"
+# shellcheck source=tests/lib/testlib.sh
+source "$(dirname "$0")/../lib/testlib.sh"
 if [[ "$sanitized" == ON ]]; then
-  echo "SKIP: sanitizer build (only the default build is released)"
-  exit 77
+  skip "sanitizer build (only the default build is released)"
 fi
 if [[ "$mode" != archive && $EUID -ne 0 ]]; then
-  echo "SKIP: $mode needs root (chroot / network namespaces)"
-  exit 77
+  skip "$mode needs root (chroot / network namespaces)"
 fi
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
 tmp="$(mktemp -d /tmp/k8s-agent-release-test.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 case "$arch" in
@@ -130,8 +126,7 @@ EOF
 trixie)
   root="$("$src/tests/bed/ompi5_root.sh" path)"
   if ! "$src/tests/bed/ompi5_root.sh" check; then
-    echo "SKIP: no cached Debian 13 root at $root (tests/bed/ompi5_root.sh ensure builds it, ~6 min)"
-    exit 77
+    skip "no cached Debian 13 root at $root (tests/bed/ompi5_root.sh ensure builds it, ~6 min)"
   fi
   grep -q '^VERSION_ID="13"' "$root/etc/os-release" || fail "$root is not Debian 13"
   # The root has no libssh2/libcurl of the build (and never gets any: it is only bind-mounted

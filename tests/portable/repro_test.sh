@@ -14,14 +14,8 @@
 # is then not the commit's), or BUILD_DIR's binary built from another commit than HEAD.
 set -uo pipefail
 src="$1" build="$2" sanitized="$3" arch="${4:-x86_64}"
-skip() {
-  echo "SKIP: $*"
-  exit 77
-}
-fail() {
-  echo "FAIL: $*"
-  exit 1
-}
+# shellcheck source=tests/lib/testlib.sh
+source "$(dirname "$0")/../lib/testlib.sh"
 [[ "$sanitized" == ON ]] && skip "sanitizer build (only the default build is released)"
 case "$arch" in
 x86_64) preset=default bdir=build strip=strip run=() ;;

@@ -25,7 +25,7 @@ RA_CACHE="$("$RA_SRC_DIR/apiserver_build.sh" path)"
 ra_require() {
   if ! "$RA_SRC_DIR/apiserver_build.sh" check; then
     echo "SKIP: real kube-apiserver not built ($RA_CACHE missing or incomplete):" \
-      "run 'sudo tests/realapi/apiserver_build.sh ensure' (10-35 min cold, cached per machine)"
+      "run 'tests/realapi/apiserver_build.sh ensure' as root (10-35 min cold, cached per machine)"
     exit 77
   fi
 }

@@ -3,8 +3,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The agent integration tests' setup: the fake API server (real TLS), a
 # real sshd on loopback (tests/lib/sshd_harness.sh), the agent's
-# environment, cleanup by pid, and the helpers the scenarios share. Each
-# test file sources it with its own arguments, then runs its scenario:
+# environment, cleanup by pid, and the helpers the scenarios share (fail,
+# ok, skip: tests/lib/testlib.sh). Each test file sources it with its own
+# arguments, then runs its scenario:
 #   source agent_lib.sh AGENT_BINARY SCENARIO
 # Theme files (agent.SCENARIO tests): lookup_test.sh, hostfile_test.sh,
 # api_faults_test.sh, exec_io_test.sh, signals_test.sh, failures_test.sh;
@@ -14,14 +15,16 @@ set -uo pipefail
 
 AGENT=$1
 SCENARIO=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/lib/testlib.sh
+source "$HERE/../../lib/testlib.sh"
 # sshd runs in a mount namespace of its own (unshare --mount, below) and as
 # root, so as another user every scenario would fail with "unshare failed":
 # skipped instead (ctest's SKIP_RETURN_CODE 77), with the reason.
 if [ "$(id -u)" != 0 ]; then
-  echo "SKIP: the agent integration tests need root (unshare --mount, sshd)"
-  exit 77
+  skip "the agent integration tests need root (unshare --mount, sshd)"
 fi
-HERE=$(cd "$(dirname "$0")" && pwd)
+TEST_TAG=$SCENARIO
 # shellcheck source=tests/fake_apiserver/fake_apiserver_lib.sh
 source "$HERE/../../fake_apiserver/fake_apiserver_lib.sh"
 
@@ -30,7 +33,7 @@ AFTER_PIDS=()
 STOPPED_PIDS=()
 AGENT_PID=
 cleanup() {
-  for p in "${AFTER_PIDS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+  kill_pids ${AFTER_PIDS[@]+"${AFTER_PIDS[@]}"}
   [ -n "${AGENT_PID:-}" ] && { kill -9 "$AGENT_PID" 2>/dev/null; wait "$AGENT_PID" 2>/dev/null; }
   # Processes a scenario stopped or left behind on purpose, by pid.
   for p in ${STOPPED_PIDS[@]+"${STOPPED_PIDS[@]}"}; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
@@ -42,8 +45,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL [$SCENARIO]: $*" >&2; for f in "$T"/out "$T"/err; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; } >&2; done; exit 1; }
-ok() { echo "ok [$SCENARIO]: $*"; }
+# fail's evidence: the agent's last output.
+on_fail() { for f in "$T"/out "$T"/err; do [ -f "$f" ] && { echo "--- $f"; cat "$f"; }; done; }
 
 # ---- sshd on 127.0.0.1, own keys, user key authorised --------------------
 # The tests' one sshd harness (the C++ SshdFixture's too): $T/ssh holds the

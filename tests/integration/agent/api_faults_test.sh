@@ -169,8 +169,8 @@ apf-storm)
   for i in $(seq 0 $((n - 1))); do wait "${pids[$i]}" || { bad=$((bad + 1)); cat "$T/err.$i" >&2; }; done
   [ $bad -eq 0 ] || fail "$bad of $n agents failed"
   apf=$(fake_apiserver_control "$T/api" GET /_control/apf) || fail "apf stats"
-  rejected=$(echo "$apf" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["rejected"])')
-  in_flight=$(echo "$apf" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["max_in_flight"])')
+  rejected=$(json_get - rejected <<< "$apf")
+  in_flight=$(json_get - max_in_flight <<< "$apf")
   [ "$rejected" -ge 1 ] || fail "no 429 at all: the limit did not bite ($apf)"
   [ "$in_flight" -le 2 ] || fail "more than 2 requests in flight ($apf)"
   # The agents' own account of each retry: "...; retrying in 1.4s" (or
@@ -229,7 +229,8 @@ fake-fidelity)
   [ "$(raw "$pods?resourceVersion=abc")" = 500 ] || fail "malformed RV on LIST: $(cat "$T/body")"
   api POST /_control/faults '{"status":403,"count":1,"method":"GET"}'
   [ "$(raw "$pods/w-0")" = 403 ] || fail "403 fault"
-  grep -q '"details": {"kind": "pods", "name": "w-0"}' "$T/body" || fail "403 without details: $(cat "$T/body")"
+  [ "$(json_get "$T/body" details.kind)/$(json_get "$T/body" details.name)" = pods/w-0 ] ||
+    fail "403 without details: $(cat "$T/body")"
   grep -q 'pods \\"w-0\\" is forbidden' "$T/body" || fail "403 message: $(cat "$T/body")"
   pod w-0 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'
   pod w-1 '{"phase":"Running","podIP":"127.0.0.1","labels":{"role":"worker"}}'

@@ -99,8 +99,8 @@ exec-plugin-shared)
   done
   runs=$(wc -l < "$T/runs")
   [ "$runs" -eq 1 ] || fail "plugin ran $runs times for 8 agents"
-  grep -q '"kind":"ExecCredential"' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
-  grep -q '"interactive":false' "$T/exec-info" || fail "exec info: $(cat "$T/exec-info")"
+  [ "$(json_get "$T/exec-info" kind)" = ExecCredential ] || fail "exec info: $(cat "$T/exec-info")"
+  [ "$(json_get "$T/exec-info" spec.interactive)" = false ] || fail "exec info: $(cat "$T/exec-info")"
   grep -q '"cluster"' "$T/exec-info" && fail "cluster info without provideClusterInfo"
   mode=$(stat -c %a "$T/cache/k8s-agent")
   [ "$mode" = 700 ] || fail "cache dir mode $mode"

@@ -786,14 +786,8 @@ s[0-9][0-9]*)
     exit 2
   }
   [[ "$E2E_NAME" == s00_bed_selfcheck ]] && E2E_AGENT=ssh
-  if [[ -z "$E2E_AGENT" ]]; then
-    echo "E2E FAIL $E2E_NAME: no agent: pass --agent PATH (or ssh) or set K8S_AGENT" >&2
-    exit 1
-  fi
-  if [[ "$E2E_AGENT" != ssh && ! -x "$E2E_AGENT" ]]; then
-    echo "E2E FAIL $E2E_NAME: k8s-agent not built: $E2E_AGENT" >&2
-    exit 1
-  fi
+  [[ -n "$E2E_AGENT" ]] || fail "no agent: pass --agent PATH (or ssh) or set K8S_AGENT"
+  [[ "$E2E_AGENT" == ssh || -x "$E2E_AGENT" ]] || fail "k8s-agent not built: $E2E_AGENT"
   [[ $EUID -eq 0 ]] || skip "needs root (network namespaces)"
   "$E2E_NAME"
   ;;

@@ -1,18 +1,22 @@
 # shellcheck shell=bash disable=SC2016
 # SPDX-License-Identifier: Apache-2.0
 # Helpers for the e2e scenarios: run mpirun in the launcher pod, schedule pod changes, assert outcomes.
-# Sourced by e2e.sh. Every assertion prints "E2E FAIL <scenario>: <why>" plus the evidence and exits 1;
-# success prints "E2E PASS <scenario>". Progress lines are "[e2e <scenario> +<ms>] ...".
+# Sourced by e2e.sh. Every assertion prints "FAIL [e2e <scenario>]: <why>" plus the evidence and exits 1
+# (fail and skip: tests/lib/testlib.sh); success prints "E2E PASS <scenario>". Progress lines are
+# "[e2e <scenario> +<ms>] ...".
 
 E2E_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=../../bed/bed.sh
 . "$E2E_DIR/../../bed/bed.sh"
+# shellcheck source=../../lib/testlib.sh
+. "$E2E_DIR/../../lib/testlib.sh"
 TRACE_TOOL="$BED_SRC_DIR/trace_tool.py"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 now_us() { echo $(($(date +%s%N) / 1000)); }
 E2E_T0_MS="$(now_ms)"
 E2E_NAME="${E2E_NAME:-?}"
+TEST_TAG="e2e $E2E_NAME"
 
 step() { printf '[e2e %s +%dms] %s\n' "$E2E_NAME" $(($(now_ms) - E2E_T0_MS)) "$*"; }
 
@@ -43,15 +47,8 @@ e2e_evidence() {
   return 0
 }
 
-fail() {
-  echo "E2E FAIL $E2E_NAME: $*"
-  e2e_evidence
-  exit 1
-}
-skip() {
-  echo "E2E SKIP $E2E_NAME: $*"
-  exit 77
-}
+# fail's evidence.
+on_fail() { e2e_evidence; }
 pass() {
   echo "E2E PASS $E2E_NAME ($(($(now_ms) - E2E_T0_MS)) ms)"
   exit 0

@@ -6,7 +6,7 @@
 set -uo pipefail
 # shellcheck source=tests/integration/report/report_test_lib.sh
 source "$(dirname "$0")/report_test_lib.sh" "$@"
-TAG="svg $SCENARIO"
+TEST_TAG="svg $SCENARIO"
 # shellcheck disable=SC2317 # called by fail()
 on_fail() { if [ -f "$T/chromium.log" ]; then tail -20 "$T/chromium.log"; fi; }
 
@@ -16,7 +16,7 @@ if ! command -v chromium >/dev/null; then
     source "$REPO/scripts/deps.sh"
     k8s_agent_install_deps chromium >"$T/apt.log" 2>&1 || true
   fi
-  command -v chromium >/dev/null || { echo "SKIP: chromium is not installed and could not be (apt-get install chromium)"; exit 77; }
+  command -v chromium >/dev/null || skip "chromium is not installed and could not be (apt-get install chromium)"
 fi
 
 case "$SCENARIO" in

@@ -16,36 +16,29 @@ set -euo pipefail
 
 entry="$1"
 repo="$2"
+# shellcheck source=tests/lib/testlib.sh
+source "$repo/tests/lib/testlib.sh"
+TEST_KEEP_GOING=1
 if [[ "$(id -u)" != 0 ]]; then
-  echo "SKIP: needs root (network namespace, mount namespace, setpriv)"
-  exit 77
+  skip "needs root (network namespace, mount namespace, setpriv)"
 fi
 PATH="$PATH:/usr/sbin:/sbin"
 for tool in ip ssh ssh-keygen setpriv unshare; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  command -v "$tool" >/dev/null || skip "$tool not installed"
 done
 
 tmp="$(mktemp -d /tmp/k8s-sshd-entry.XXXXXX)"
 chmod 0755 "$tmp"
 ns="k8s-sshd-entry-$$"
-pids=()
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+# shellcheck disable=SC2317 # called by testlib_on_exit
+on_exit() {
   ip netns del "$ns" 2>/dev/null || true
   rm -rf "$tmp"
 }
-trap cleanup EXIT
+trap testlib_on_exit EXIT
 ip netns add "$ns"
 ip -n "$ns" link set lo up
 
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
-ok() { echo "ok: $*"; }
-expect_eq() {  # what expected actual
-  if [[ "$2" == "$3" ]]; then ok "$1"; else fail "$1: expected '$2', got '$3'"; fi
-}
 
 # secret DIR FILE... : a kubelet-style Secret volume from files in $tmp/keys.
 secret() {
@@ -98,7 +91,7 @@ start() {
     HOME="$tmp/home" TMPDIR="$start_tmpdir" K8S_AGENT_NAMESPACE=entry-test \
     "$entry" --port "$port" "$@" >"$tmp/$name.log" 2>&1 &
   pid=$!
-  pids+=("$pid")
+  kill_on_exit "$pid"
   local i
   for ((i = 0; i < 300; i++)); do  # bounded: 30 s
     kill -0 "$pid" 2>/dev/null || return 1
@@ -239,8 +232,4 @@ else
   echo "note: the portable sshd is not built here (scripts/sshd_build.sh ensure): tested Debian's sshd only"
 fi
 
-if [[ "$failures" -gt 0 ]]; then
-  echo "$failures check(s) failed" >&2
-  exit 1
-fi
-echo PASS
+testlib_exit PASS

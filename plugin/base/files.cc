@@ -346,6 +346,17 @@ StatusOr<std::string> SelfExeDir() {
   return slash == 0 ? std::string("/") : path.substr(0, slash);
 }
 
+const char* FileTypeName(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "of an unknown file type";
+}
+
 std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir == "/" ? dir + name : dir + "/" + name;
 }

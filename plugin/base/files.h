@@ -72,6 +72,10 @@ StatusOr<std::string> SelfExeDir();
 /// "dir/name", without doubling the slash of "/".
 std::string JoinPath(const std::string& dir, const std::string& name);
 
+/// What a file that is not a regular one is ("a FIFO (named pipe)", "a
+/// directory", ...), for the message that refuses it.
+const char* FileTypeName(mode_t mode);
+
 }  // namespace k8s_agent
 
 #endif  // K8S_AGENT_PLUGIN_BASE_FILES_H_

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "plugin/ssh/remote_names.h"
 #include "plugin/ssh/ssh_keywords.h"
@@ -210,7 +211,7 @@ class Reader {
                    bool check_permissions) const {
     if (!S_ISREG(file.mode)) {
       return FailedPreconditionError(
-          path + " is not a regular file (" + FileKind(file.mode) +
+          path + " is not a regular file (" + FileTypeName(file.mode) +
           "): ssh_config and Include name regular files only");
     }
     if (!check_permissions) return OkStatus();
@@ -227,15 +228,6 @@ class Reader {
           ")");
     }
     return OkStatus();
-  }
-
-  static std::string FileKind(unsigned mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
   }
 
   // What "Match host" compares: HostName as set so far, else the host.

@@ -30,19 +30,9 @@ constexpr std::array<const char*, 4> kUserKeyNames = {
 // Key files are small; a bigger one is not a key.
 constexpr size_t kMaxKeyFile = 1 << 20;
 
-// What a non-regular file is, for the message that refuses it.
-const char* KindOf(mode_t mode) {
-  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-  if (S_ISSOCK(mode)) return "a socket";
-  if (S_ISCHR(mode)) return "a character device";
-  if (S_ISBLK(mode)) return "a block device";
-  if (S_ISDIR(mode)) return "a directory";
-  return "of an unknown file type";
-}
-
 Status NotRegular(const std::string& path, mode_t mode) {
   return FailedPreconditionError(
-      path + " is " + KindOf(mode) + ", not a regular file: a Secret " +
+      path + " is " + FileTypeName(mode) + ", not a regular file: a Secret " +
       "volume holds only files (mount the job's ssh Secret there, or pass " +
       "--keys DIR holding the key files themselves)");
 }

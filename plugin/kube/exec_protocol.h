@@ -5,7 +5,6 @@
 #ifndef K8S_AGENT_PLUGIN_KUBE_EXEC_PROTOCOL_H_
 #define K8S_AGENT_PLUGIN_KUBE_EXEC_PROTOCOL_H_
 
-#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -25,10 +24,6 @@ std::string ExecInfoJson(const ExecConfig& exec, const ExecClusterInfo& info);
 StatusOr<ExecCredential> ParseExecCredential(std::string_view text,
                                              const std::string& api_version,
                                              const std::string& plugin);
-
-/// RFC 3339 ("2026-01-02T03:04:05Z", fractions and offsets allowed) to
-/// Unix seconds.
-StatusOr<int64_t> ParseRfc3339(std::string_view s);
 
 }  // namespace k8s_agent::kube
 

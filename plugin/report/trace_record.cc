@@ -5,8 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/rfc3339.h"
 #include "plugin/base/trace_fields.h"
-#include "plugin/report/rfc3339.h"
 
 namespace k8s_agent::report {
 namespace {

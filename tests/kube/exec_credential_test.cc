@@ -116,11 +116,26 @@ TEST_F(ExecCredentialTest, ClientCertificateNeedsItsKey) {
               StatusIs(Code::kFailedPrecondition, "both are needed"));
 }
 
-TEST_F(ExecCredentialTest, Rfc3339) {
-  EXPECT_EQ(*ParseRfc3339("1970-01-01T00:00:10Z"), 10);
-  EXPECT_EQ(*ParseRfc3339("1970-01-01T01:00:10.123+01:00"), 10);
-  EXPECT_FALSE(ParseRfc3339("1970-01-01 00:00:10").ok());
-  EXPECT_FALSE(ParseRfc3339("tomorrow").ok());
+// The expiry goes through base's RFC 3339 parser (tests/base holds its
+// cases); here: the whole second it rounds down to and the error it names.
+TEST_F(ExecCredentialTest, ExpiryFractionOffsetAndBadTime) {
+  auto expiry = [](const std::string& at) {
+    return ParseExecCredential(
+        R"({"apiVersion":"client.authentication.k8s.io/v1",
+            "kind":"ExecCredential",
+            "status":{"token":"t","expirationTimestamp":")" +
+            at + R"("}})",
+        kExecApiV1, "p");
+  };
+  auto c = expiry("1970-01-01T01:00:10.999+01:00");
+  ASSERT_THAT(c.status(), IsOk());
+  EXPECT_EQ(c->expires_at, 10);
+  EXPECT_THAT(expiry("1970-01-01 00:00:10").status(),
+              StatusIs(Code::kFailedPrecondition,
+                       "status.expirationTimestamp \"1970-01-01 00:00:10\" "
+                       "is not an RFC 3339 time"));
+  EXPECT_THAT(expiry("tomorrow").status(),
+              StatusIs(Code::kFailedPrecondition, "is not an RFC 3339 time"));
 }
 
 TEST_F(ExecCredentialTest, ExecInfoHasClusterOnlyWhenAsked) {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // ParseRfc3339Micros: a strict, allocation-free parser.
 
-#include "plugin/report/rfc3339.h"
+#include "plugin/base/rfc3339.h"
 
 #include <cctype>
 
-namespace k8s_agent::report {
+namespace k8s_agent {
 namespace {
 
 // Reads exactly `n` digits at *pos.
@@ -94,4 +94,4 @@ std::optional<int64_t> ParseRfc3339Micros(std::string_view text) {
   return secs * 1000000 + micros;
 }
 
-}  // namespace k8s_agent::report
+}  // namespace k8s_agent

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 
+#include "plugin/base/exit_status.h"
 #include "plugin/base/files.h"
 #include "plugin/base/log.h"
 #include "plugin/base/status.h"
@@ -40,14 +41,14 @@ int ExecInject(char** argv) {
   StatusOr<std::string> dir = SelfExeDir();
   if (!dir.ok()) {
     LogError("inject: finding k8s-agent-inject: " + dir.status().message());
-    return 255;
+    return kFailureExit;
   }
   const std::string program = JoinPath(*dir, "k8s-agent-inject");
   argv[0] = const_cast<char*>(program.c_str());
   ::execv(program.c_str(), argv);
   LogError("inject: cannot run " + program + ": " + std::strerror(errno) +
            " (install k8s-agent-inject beside k8s-agent)");
-  return 255;
+  return kFailureExit;
 }
 
 }  // namespace k8s_agent

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "build_info.h"  // Generated: cmake/build_info.cmake.
+#include "plugin/base/exit_status.h"
 #include "plugin/base/log.h"
 #include "plugin/base/std_fds.h"
 #include "plugin/base/strings.h"
@@ -28,7 +29,6 @@ namespace {
 
 using inject::AgentSettings;
 
-constexpr int kFailure = 255;
 // A manifest is text a person wrote: far below this.
 constexpr size_t kMaxInput = 64u << 20;
 
@@ -179,7 +179,7 @@ int Main(int argc, char** argv) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (Status parsed = ParseOption(args, &i, &command); !parsed.ok()) {
       LogError("inject: " + parsed.message());
-      return kFailure;
+      return kFailureExit;
     }
   }
   if (command.help) {
@@ -197,13 +197,13 @@ int Main(int argc, char** argv) {
   StatusOr<std::vector<inject::Source>> sources = ReadSources(command.files);
   if (!sources.ok()) {
     LogError("inject: " + sources.status().message());
-    return kFailure;
+    return kFailureExit;
   }
   StatusOr<inject::InjectResult> result =
       inject::InjectManifests(*sources, command.options);
   if (!result.ok()) {
     LogError("inject: " + result.status().message());
-    return kFailure;
+    return kFailureExit;
   }
   for (const std::string& warning : result->warnings) {
     LogWarning("inject: " + warning);
@@ -218,7 +218,7 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   if (k8s_agent::Status fds = k8s_agent::EnsureStdFdsOpen(); !fds.ok()) {
     k8s_agent::LogError(fds.message());
-    return 255;
+    return k8s_agent::kFailureExit;
   }
   try {
     return k8s_agent::Main(argc, argv);
@@ -226,6 +226,6 @@ int main(int argc, char** argv) {
     // yaml-cpp throws; every throw it documents is caught where it is
     // called, so this is the standard library's (bad_alloc).
     k8s_agent::LogError(std::string("inject: internal error: ") + e.what());
-    return 255;
+    return k8s_agent::kFailureExit;
   }
 }

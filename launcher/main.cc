@@ -27,6 +27,7 @@
 #include "plugin/agent/hostfile.h"
 #include "plugin/agent/linked_libraries.h"
 #include "plugin/base/core_dumps.h"
+#include "plugin/base/exit_status.h"
 #include "plugin/base/home_dir.h"
 #include "plugin/base/log.h"
 #include "plugin/base/std_fds.h"
@@ -38,10 +39,6 @@ extern char** environ;
 
 namespace k8s_agent {
 namespace {
-
-// ssh(1): "exits with the exit status of the remote command or with 255
-// if an error occurred". Open MPI treats any non-zero as a failed daemon.
-constexpr int kAgentFailure = 255;
 
 std::map<std::string, std::string> Environment() {
   std::map<std::string, std::string> env;
@@ -72,7 +69,7 @@ int HostfileMain(const Options& options, RunSetup setup) {
   StatusOr<HostfileResult> result = RunHostfile(run);
   if (!result.ok()) {
     LogError("--hostfile: " + result.status().message());
-    return kAgentFailure;
+    return kFailureExit;
   }
   if (result->local_signal != 0) {
     LogError("--hostfile: interrupted by signal " +
@@ -180,7 +177,7 @@ int JoinLaunchTree(std::vector<std::string>* args,
 // ssh's exit status for it.
 int Fail(const std::string& about, const Status& status) {
   LogError(about + ": " + status.message());
-  return kAgentFailure;
+  return kFailureExit;
 }
 
 // -E (ssh's: appended, and kept open for the whole run), -q and -v.
@@ -242,7 +239,7 @@ int AgentMain(const Options& options, RunSetup setup, const std::string& host,
     int signo = SignalNumber(result->remote_signal);
     LogError(host + ": remote command killed by signal " +
              result->remote_signal);
-    return signo != 0 ? 128 + signo : kAgentFailure;
+    return signo != 0 ? 128 + signo : kFailureExit;
   }
   return result->exit_code;
 }
@@ -261,7 +258,7 @@ int Run(const std::vector<std::string>& args,
       message += " (see k8s-agent --help)";
     }
     LogError(message);
-    return kAgentFailure;
+    return kFailureExit;
   }
   const Options& options = *parsed;
   if (options.help) {
@@ -274,7 +271,7 @@ int Run(const std::vector<std::string>& args,
   }
   if (Status logging = SetUpLogging(options); !logging.ok()) {
     LogError(logging.message());
-    return kAgentFailure;
+    return kFailureExit;
   }
   if (!tree_note.empty()) LogDebug(tree_note);
   for (const std::string& note : options.notes) LogDebug(note);
@@ -327,7 +324,7 @@ int Main(int argc, char** argv) {
   bool tree_stderr = false;
   const int tree_level = JoinLaunchTree(&args, &env, &tree_note, &tree_stderr);
   const int code = Run(args, env, tree_level, tree_note);
-  if (code == kAgentFailure && tree_stderr) LingerForTreeReport();
+  if (code == kFailureExit && tree_stderr) LingerForTreeReport();
   return code;
 }
 
@@ -343,13 +340,13 @@ int main(int argc, char** argv) {
   k8s_agent::Status fds = k8s_agent::EnsureStdFdsOpen();
   if (!fds.ok()) {
     k8s_agent::LogError(fds.message());
-    return 255;
+    return k8s_agent::kFailureExit;
   }
   // Before the key or the token is read: a core file would hold both.
   k8s_agent::Status no_core = k8s_agent::DisableCoreDumps();
   if (!no_core.ok()) {
     k8s_agent::LogError(no_core.message());
-    return 255;
+    return k8s_agent::kFailureExit;
   }
   try {
     return k8s_agent::Main(argc, argv);
@@ -357,6 +354,6 @@ int main(int argc, char** argv) {
     // Our code does not throw; this is the last resort for the standard
     // library (e.g. bad_alloc), so the caller still sees an ssh-like 255.
     k8s_agent::LogError(std::string("internal error: ") + e.what());
-    return 255;
+    return k8s_agent::kFailureExit;
   }
 }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "plugin/base/exit_status.h"
 #include "plugin/base/log.h"
 #include "plugin/base/unique_fd.h"
 #include "plugin/report/chrome_trace.h"
@@ -20,8 +21,6 @@
 
 namespace k8s_agent {
 namespace {
-
-constexpr int kFailure = 255;
 
 // Writes to FILE.tmp and renames, so a viewer never opens half a chart.
 Status WriteFile(const std::string& path, const std::string& data) {
@@ -55,13 +54,13 @@ int ReportMain(const Options& options) {
   StatusOr<report::TraceInput> input = report::ReadTraceFiles(options.hosts);
   if (!input.ok()) {
     LogError("--report: " + input.status().message());
-    return kFailure;
+    return kFailureExit;
   }
   for (const std::string& w : input->warnings) LogWarning("--report: " + w);
   StatusOr<report::JobLaunch> job = report::BuildJobLaunch(input->records);
   if (!job.ok()) {
     LogError("--report: " + job.status().message());
-    return kFailure;
+    return kFailureExit;
   }
   // The files first: a reader that stops early (| head) must not cost
   // the chart.
@@ -73,7 +72,7 @@ int ReportMain(const Options& options) {
     if (!s.ok()) {
       LogError("--report: writing the " + std::string(what) + ": " +
                s.message() + " (check the directory exists and is writable)");
-      rc = kFailure;
+      rc = kFailureExit;
       return;
     }
     // Said at the default level: the caller asked for the file and needs

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "plugin/base/exit_status.h"
 #include "plugin/base/files.h"
 #include "plugin/base/strings.h"
 #include "plugin/sshd/job_keys.h"
@@ -40,9 +41,6 @@ extern char** environ;
 
 namespace k8s_agent::sshd {
 namespace {
-
-// The agent's own failures exit 255, as ssh's and k8s-agent's do.
-constexpr int kFailure = 255;
 
 // The privilege-separation directory the delivered sshd was built with
 // (scripts/sshd_build.sh: root-owned and not writable in any Debian-like
@@ -319,7 +317,7 @@ int Main(int argc, char** argv) {
   if (!args.ok()) {
     std::fprintf(stderr, "k8s-agent-sshd: %s\n",
                  args.status().message().c_str());
-    return kFailure;
+    return kFailureExit;
   }
   if (args->help) {
     std::fputs(kUsage, stdout);
@@ -333,7 +331,7 @@ int Main(int argc, char** argv) {
   }
   Status status = Run(*args);
   std::fprintf(stderr, "k8s-agent-sshd: %s\n", status.message().c_str());
-  return kFailure;
+  return kFailureExit;
 }
 
 }  // namespace

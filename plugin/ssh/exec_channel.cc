@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "plugin/base/exit_status.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/ssh/block_directions.h"
@@ -492,7 +493,7 @@ void ExecChannel::GiveUp() {
   // would wait for the server's CLOSE, so the channel is left to the
   // session teardown (disconnect), which ends the command's session.
   forced_close_ = true;
-  result_.exit_status = 255;
+  result_.exit_status = kFailureExit;
   if (!output_error_.empty()) {
     result_.local_error = output_error_;
   } else if (channel_ && libssh2_channel_eof(channel_.get())) {
@@ -527,7 +528,7 @@ void ExecChannel::ReadExitInfo() {
   if (sig != nullptr) {
     result_.signal.assign(sig, sig_len);
     if (msg != nullptr) result_.signal_message.assign(msg, msg_len);
-    result_.exit_status = 255;
+    result_.exit_status = kFailureExit;
   } else {
     result_.exit_status = libssh2_channel_get_exit_status(channel_.get());
   }
@@ -539,7 +540,7 @@ void ExecChannel::FinishExit() {
   if (!output_error_.empty()) {
     // The exit status (if sshd still sent one) is not what happened: the
     // agent cut the command off, and says so with 255 as ssh does.
-    result_.exit_status = 255;
+    result_.exit_status = kFailureExit;
     result_.signal.clear();
     result_.local_error = output_error_;
   } else if (!forced_close_) {

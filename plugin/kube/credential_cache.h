@@ -30,7 +30,7 @@ std::string CredentialCacheDir(const std::string& xdg_cache_home,
 /// One credential in DIR/KEY.json. Readers never lock: the file is replaced
 /// by rename(2), so they see the old one or the new one. Who runs the
 /// plugin is decided by flock(DIR/KEY.lock), taken only with LOCK_NB: the
-/// caller retries on a loop timer (ExecTokenSource), re-reading the file
+/// caller retries on a loop timer (ExecCredentialSource), re-reading the file
 /// in between, so waiting for another agent never blocks the loop. Only
 /// credentials with an expiration are written (kubectl keeps the others in
 /// memory only); the directory is 0700 and owned by the user, the files

@@ -11,8 +11,8 @@
 
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
+#include "plugin/kube/credential_source.h"
 #include "plugin/kube/curl_handles.h"
-#include "plugin/kube/token_source.h"
 
 namespace k8s_agent::kube {
 

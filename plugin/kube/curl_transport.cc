@@ -71,10 +71,10 @@ Status CurlTransport::Init() {
     }
   }
   K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair());
-  tokens_ = NewTokenSource(config_);
+  credentials_ = NewCredentialSource(config_);
   // A token file or literal is checked now; an exec plugin starts now and
   // fails now only when it cannot start at all (not installed).
-  K8S_RETURN_IF_ERROR(tokens_->Get(clock_->Now()).status());
+  K8S_RETURN_IF_ERROR(credentials_->Get(clock_->Now()).status());
   // An insecure-skip-tls-verify config was warned about once, by
   // LoadClusterConfig, where it was read.
   share_.reset(curl_share_init());
@@ -107,7 +107,7 @@ CurlTransport::~CurlTransport() {
   share_.reset();  // Closes the pooled connections.
 }
 
-void CurlTransport::InvalidateToken() { tokens_->Invalidate(); }
+void CurlTransport::InvalidateToken() { credentials_->Invalidate(); }
 
 void CurlTransport::set_request_stall(Duration stall) {
   auto s = std::chrono::ceil<std::chrono::seconds>(stall).count();
@@ -303,7 +303,7 @@ void CurlTransport::CollectFds(std::vector<pollfd>* fds) {
     fds->push_back(pollfd{fd, events, 0});
   }
   size_t first = fds->size();
-  tokens_->CollectFds(fds);
+  credentials_->CollectFds(fds);
   token_fds_.clear();
   for (size_t i = first; i < fds->size(); ++i) {
     token_fds_.push_back((*fds)[i].fd);
@@ -312,7 +312,7 @@ void CurlTransport::CollectFds(std::vector<pollfd>* fds) {
 
 TimePoint CurlTransport::NextWake() const {
   if (needs_delivery_) return TimePoint();  // Due now; min() would overflow.
-  TimePoint wake = std::min(timer_at_, tokens_->NextWake());
+  TimePoint wake = std::min(timer_at_, credentials_->NextWake());
   for (const auto& [id, t] : transfers_) {
     if (t->in_multi && t->idle_timeout > Duration::zero()) {
       wake = std::min(wake, t->last_activity + t->idle_timeout);
@@ -326,7 +326,7 @@ TimePoint CurlTransport::NextWake() const {
 
 void CurlTransport::OnFdReady(int fd, short revents, TimePoint now) {
   if (std::find(token_fds_.begin(), token_fds_.end(), fd) != token_fds_.end()) {
-    tokens_->OnFdReady(fd, revents, now);
+    credentials_->OnFdReady(fd, revents, now);
     ResumeAwaiting(now);
     Deliver();
     return;
@@ -341,7 +341,7 @@ void CurlTransport::OnFdReady(int fd, short revents, TimePoint now) {
 }
 
 void CurlTransport::OnTimer(TimePoint now) {
-  if (tokens_->NextWake() <= now) tokens_->OnTimer(now);
+  if (credentials_->NextWake() <= now) credentials_->OnTimer(now);
   ResumeAwaiting(now);
   if (timer_at_ <= now) {
     timer_at_ = TimePoint::max();

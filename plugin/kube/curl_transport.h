@@ -16,9 +16,9 @@
 #include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
+#include "plugin/kube/credential_source.h"
 #include "plugin/kube/curl_handles.h"
 #include "plugin/kube/http.h"
-#include "plugin/kube/token_source.h"
 
 namespace k8s_agent::kube {
 
@@ -48,7 +48,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// or gets a new exec credential (not the one just refused).
   void InvalidateToken() override;
   std::string DescribeCredential() const override {
-    return tokens_->Describe();
+    return credentials_->Describe();
   }
 
   /// Whether the credential is in (true) or still being fetched (false);
@@ -58,7 +58,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   /// What the credential waits for ("exec plugin P has not printed a
   /// credential after 3s ..."); "" when it does not.
   std::string CredentialWait(TimePoint now) const {
-    return tokens_->Waiting(now);
+    return credentials_->Waiting(now);
   }
 
   void CollectFds(std::vector<pollfd>* fds) override;
@@ -152,7 +152,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   long connections_opened_ = 0;
   long stall_s_ = kRequestStallSeconds;  // See set_request_stall.
 
-  std::unique_ptr<TokenSource> tokens_;
+  std::unique_ptr<CredentialSource> credentials_;
   std::vector<int> token_fds_;  // The token source's, from CollectFds.
 };
 

@@ -43,13 +43,13 @@ Status CurlTransport::CheckConfiguredKeyPair() const {
 }
 
 StatusOr<bool> CurlTransport::CredentialReady(TimePoint now) {
-  K8S_ASSIGN_OR_RETURN(MaybeCredential credential, tokens_->Get(now));
+  K8S_ASSIGN_OR_RETURN(MaybeCredential credential, credentials_->Get(now));
   return credential.has_value();
 }
 
 void CurlTransport::Launch(Transfer* t, const HttpRequest& request,
                            TimePoint now) {
-  StatusOr<MaybeCredential> credential = tokens_->Get(now);
+  StatusOr<MaybeCredential> credential = credentials_->Get(now);
   if (!credential.ok()) return FailEarly(t, credential.status());
   if (!credential->has_value()) {
     t->awaiting = request;
@@ -77,7 +77,7 @@ void CurlTransport::ResumeAwaiting(TimePoint now) {
     if (t->awaiting) ids.push_back(id);
   }
   if (ids.empty()) return;
-  StatusOr<MaybeCredential> credential = tokens_->Get(now);
+  StatusOr<MaybeCredential> credential = credentials_->Get(now);
   if (credential.ok() && !credential->has_value()) return;
   for (uint64_t id : ids) {
     Transfer* t = transfers_.at(id).get();

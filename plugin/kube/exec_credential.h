@@ -4,7 +4,7 @@
 // client-go runs them: the client.authentication.k8s.io ExecCredential
 // protocol, v1 and v1beta1. Plain structs only: the protocol's functions
 // are in exec_protocol.h, running a plugin in exec_plugin.h, the state
-// machine that decides when to run it in exec_token_source.h.
+// machine that decides when to run it in exec_credential_source.h.
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_EXEC_CREDENTIAL_H_
 #define K8S_AGENT_PLUGIN_KUBE_EXEC_CREDENTIAL_H_

@@ -20,7 +20,7 @@
 namespace k8s_agent::kube {
 
 /// One run of a plugin, driven by the event loop. Abstract so that
-/// ExecTokenSource's tests script runs that end when the test says.
+/// ExecCredentialSource's tests script runs that end when the test says.
 class ExecRun : public Pollable {
  public:
   /// The answer is in: result() may be read.

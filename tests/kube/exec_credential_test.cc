@@ -19,9 +19,9 @@
 
 #include "plugin/base/event_loop.h"
 #include "plugin/kube/credential_cache.h"
+#include "plugin/kube/exec_credential_source.h"
 #include "plugin/kube/exec_plugin.h"
 #include "plugin/kube/exec_protocol.h"
-#include "plugin/kube/exec_token_source.h"
 #include "tests/fakes/status_matchers.h"
 
 namespace k8s_agent::kube {
@@ -263,7 +263,7 @@ int CountRunsAcross(const std::string& dir, int n, int64_t expires_at) {
   for (int i = 0; i < n; ++i) {
     pid_t pid = ::fork();
     if (pid == 0) {
-      ExecTokenSource source(
+      ExecCredentialSource source(
           "exec plugin p",
           CredentialCache(dir + "/cache", "key", [] { return 1000; }),
           [&](TimePoint now) -> StatusOr<std::unique_ptr<ExecRun>> {

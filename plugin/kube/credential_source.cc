@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The TokenSource implementations.
+// The CredentialSource implementations.
 
-#include "plugin/kube/token_source.h"
+#include "plugin/kube/credential_source.h"
 
 #include <sys/stat.h>
 
@@ -12,15 +12,16 @@
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/kube/bearer_token.h"
-#include "plugin/kube/exec_token_source.h"
+#include "plugin/kube/exec_credential_source.h"
 
 namespace k8s_agent::kube {
 namespace {
 
 // A kubeconfig literal, or none at all.
-class LiteralTokenSource : public TokenSource {
+class LiteralCredentialSource : public CredentialSource {
  public:
-  explicit LiteralTokenSource(std::string token) : token_(std::move(token)) {}
+  explicit LiteralCredentialSource(std::string token)
+      : token_(std::move(token)) {}
   StatusOr<MaybeCredential> Get(TimePoint) override {
     if (token_.empty()) return MaybeCredential(Credential{});
     K8S_ASSIGN_OR_RETURN(std::string token,
@@ -35,9 +36,9 @@ class LiteralTokenSource : public TokenSource {
 
 // A token file, cached by the file's identity so a rotated (rewritten or
 // re-linked) file is re-read.
-class FileTokenSource : public TokenSource {
+class FileCredentialSource : public CredentialSource {
  public:
-  explicit FileTokenSource(std::string path) : path_(std::move(path)) {}
+  explicit FileCredentialSource(std::string path) : path_(std::move(path)) {}
   StatusOr<MaybeCredential> Get(TimePoint) override;
   void Invalidate() override { valid_ = false; }
 
@@ -50,7 +51,7 @@ class FileTokenSource : public TokenSource {
   int64_t mtime_ns_ = -1;
 };
 
-StatusOr<MaybeCredential> FileTokenSource::Get(TimePoint) {
+StatusOr<MaybeCredential> FileCredentialSource::Get(TimePoint) {
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) {
     return UnauthenticatedError("token file " + path_ + ": " +
@@ -73,12 +74,13 @@ StatusOr<MaybeCredential> FileTokenSource::Get(TimePoint) {
 
 }  // namespace
 
-std::unique_ptr<TokenSource> NewTokenSource(const ClusterConfig& config) {
+std::unique_ptr<CredentialSource> NewCredentialSource(
+    const ClusterConfig& config) {
   if (!config.token_file.empty()) {
-    return std::make_unique<FileTokenSource>(config.token_file);
+    return std::make_unique<FileCredentialSource>(config.token_file);
   }
   if (!config.token.empty() || config.exec.command.empty()) {
-    return std::make_unique<LiteralTokenSource>(config.token);
+    return std::make_unique<LiteralCredentialSource>(config.token);
   }
   ExecClusterInfo info;
   info.server = config.server;
@@ -90,7 +92,7 @@ std::unique_ptr<TokenSource> NewTokenSource(const ClusterConfig& config) {
     if (pem.ok()) info.ca_pem = *pem;
   }
   info.proxy_url = config.proxy_url;
-  return ExecTokenSource::ForConfig(config.exec, info);
+  return ExecCredentialSource::ForConfig(config.exec, info);
 }
 
 }  // namespace k8s_agent::kube

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// ExecTokenSource: the cache, the lock and the plugin run as loop states.
+// ExecCredentialSource: the cache, the lock and the plugin run as loop states.
 
-#include "plugin/kube/exec_token_source.h"
+#include "plugin/kube/exec_credential_source.h"
 
 #include <algorithm>
 #include <ctime>
@@ -13,13 +13,14 @@
 
 namespace k8s_agent::kube {
 
-ExecTokenSource::ExecTokenSource(std::string plugin, CredentialCache cache,
-                                 StartRun start)
+ExecCredentialSource::ExecCredentialSource(std::string plugin,
+                                           CredentialCache cache,
+                                           StartRun start)
     : plugin_(std::move(plugin)),
       cache_(std::move(cache)),
       start_(std::move(start)) {}
 
-std::unique_ptr<ExecTokenSource> ExecTokenSource::ForConfig(
+std::unique_ptr<ExecCredentialSource> ExecCredentialSource::ForConfig(
     const ExecConfig& exec, const ExecClusterInfo& info) {
   std::vector<std::string> env =
       ExecPluginEnv(exec, ProcessEnvironment(), ExecInfoJson(exec, info));
@@ -32,18 +33,18 @@ std::unique_ptr<ExecTokenSource> ExecTokenSource::ForConfig(
                          ExecPluginRun::Start(exec, env, now));
     return std::unique_ptr<ExecRun>(std::move(run));
   };
-  return std::make_unique<ExecTokenSource>(
+  return std::make_unique<ExecCredentialSource>(
       "exec plugin " + exec.command + " (" + exec.where + ")", std::move(cache),
       std::move(start));
 }
 
-bool ExecTokenSource::Usable() const {
+bool ExecCredentialSource::Usable() const {
   if (!have_ || stale_) return false;
   // No expiration: good until a 401 says otherwise.
   return cred_.expires_at == 0 || cache_.Fresh(cred_, "");
 }
 
-StatusOr<MaybeCredential> ExecTokenSource::Get(TimePoint now) {
+StatusOr<MaybeCredential> ExecCredentialSource::Get(TimePoint now) {
   if (state_ != State::kIdle) return MaybeCredential();
   if (failure_) {
     Status failed = std::move(*failure_);
@@ -71,7 +72,7 @@ StatusOr<MaybeCredential> ExecTokenSource::Get(TimePoint now) {
       Credential{cred_.token, cred_.client_cert_pem, cred_.client_key_pem});
 }
 
-void ExecTokenSource::Step(TimePoint now) {
+void ExecCredentialSource::Step(TimePoint now) {
   if (cache_.shared()) {
     // Fast path, and each retry while another agent runs the plugin: its
     // answer is renamed into place before it lets the lock go.
@@ -107,7 +108,7 @@ void ExecTokenSource::Step(TimePoint now) {
   StartPlugin(now);
 }
 
-void ExecTokenSource::StartPlugin(TimePoint now) {
+void ExecCredentialSource::StartPlugin(TimePoint now) {
   retry_at_ = TimePoint::max();
   StatusOr<std::unique_ptr<ExecRun>> run = start_(now);
   if (!run.ok()) {
@@ -121,7 +122,7 @@ void ExecTokenSource::StartPlugin(TimePoint now) {
   state_ = State::kRunning;
 }
 
-void ExecTokenSource::Settle(StatusOr<ExecCredential> answer) {
+void ExecCredentialSource::Settle(StatusOr<ExecCredential> answer) {
   state_ = State::kIdle;
   retry_at_ = TimePoint::max();
   if (answer.ok()) {
@@ -134,11 +135,11 @@ void ExecTokenSource::Settle(StatusOr<ExecCredential> answer) {
   }
 }
 
-void ExecTokenSource::CollectFds(std::vector<pollfd>* fds) {
+void ExecCredentialSource::CollectFds(std::vector<pollfd>* fds) {
   if (state_ == State::kRunning) run_->CollectFds(fds);
 }
 
-TimePoint ExecTokenSource::NextWake() const {
+TimePoint ExecCredentialSource::NextWake() const {
   switch (state_) {
     case State::kLocking:
       return retry_at_;
@@ -150,13 +151,13 @@ TimePoint ExecTokenSource::NextWake() const {
   return TimePoint::max();
 }
 
-void ExecTokenSource::OnFdReady(int fd, short revents, TimePoint now) {
+void ExecCredentialSource::OnFdReady(int fd, short revents, TimePoint now) {
   if (state_ != State::kRunning) return;
   run_->OnFdReady(fd, revents, now);
   OnTimer(now);
 }
 
-void ExecTokenSource::OnTimer(TimePoint now) {
+void ExecCredentialSource::OnTimer(TimePoint now) {
   if (state_ == State::kLocking && now >= retry_at_) {
     Step(now);
     return;
@@ -171,13 +172,13 @@ void ExecTokenSource::OnTimer(TimePoint now) {
   Settle(std::move(answer));
 }
 
-std::string ExecTokenSource::Describe() const {
+std::string ExecCredentialSource::Describe() const {
   return "the token from " + plugin_ + "; the plugin ran " +
          std::to_string(runs_) + (runs_ == 1 ? " time" : " times") +
          " in this agent";
 }
 
-std::string ExecTokenSource::Waiting(TimePoint now) const {
+std::string ExecCredentialSource::Waiting(TimePoint now) const {
   switch (state_) {
     case State::kRunning:
       return plugin_ + " has not printed a credential after " +

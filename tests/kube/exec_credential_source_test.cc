@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// ExecTokenSource's state machine, on a FakeClock with scripted plugin
+// ExecCredentialSource's state machine, on a FakeClock with scripted plugin
 // runs: pending while the plugin runs, waiting for another agent's lock on
 // a timer, refreshing after a 401 or near expiry.
 
-#include "plugin/kube/exec_token_source.h"
+#include "plugin/kube/exec_credential_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -48,20 +48,20 @@ ExecCredential Token(const std::string& token, int64_t expires_at) {
   return c;
 }
 
-class ExecTokenSourceTest : public ::testing::Test {
+class ExecCredentialSourceTest : public ::testing::Test {
  protected:
-  ExecTokenSourceTest() {
+  ExecCredentialSourceTest() {
     char tmpl[] = "/tmp/k8s-exec-src-XXXXXX";
     dir_ = ::mkdtemp(tmpl);
   }
-  ~ExecTokenSourceTest() override { std::filesystem::remove_all(dir_); }
+  ~ExecCredentialSourceTest() override { std::filesystem::remove_all(dir_); }
 
   CredentialCache Cache(bool shared = true) {
     return CredentialCache(shared ? dir_ + "/cache" : "", "key",
                            [this] { return wall_; });
   }
-  std::unique_ptr<ExecTokenSource> Source(bool shared = true) {
-    return std::make_unique<ExecTokenSource>(
+  std::unique_ptr<ExecCredentialSource> Source(bool shared = true) {
+    return std::make_unique<ExecCredentialSource>(
         "exec plugin aws (KC: user \"u\")", Cache(shared),
         [this](TimePoint) -> StatusOr<std::unique_ptr<ExecRun>> {
           if (!start_error_.ok()) return start_error_;
@@ -71,14 +71,14 @@ class ExecTokenSourceTest : public ::testing::Test {
         });
   }
   // Get(), expecting a credential; its token.
-  std::string TokenOf(ExecTokenSource* s) {
+  std::string TokenOf(ExecCredentialSource* s) {
     StatusOr<MaybeCredential> got = s->Get(clock_.Now());
     if (!got.ok()) return "error: " + got.status().message();
     if (!got->has_value()) return "pending";
     return (*got)->token;
   }
   // The run just finished is taken in, as the loop does on its next event.
-  void Finish(ExecTokenSource* s, StatusOr<ExecCredential> answer) {
+  void Finish(ExecCredentialSource* s, StatusOr<ExecCredential> answer) {
     runs_.back()->Finish(std::move(answer));
     s->OnTimer(clock_.Now());
   }
@@ -90,12 +90,12 @@ class ExecTokenSourceTest : public ::testing::Test {
   Status start_error_;
 };
 
-TEST_F(ExecTokenSourceTest, PendingWhileThePluginRunsThenReady) {
+TEST_F(ExecCredentialSourceTest, PendingWhileThePluginRunsThenReady) {
   // Given a plugin still running, expect Get() to answer "pending" at once,
   // every time, with one run; then the token once it printed one.
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "pending");
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kRunning);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kRunning);
   clock_.Advance(seconds(5));
   EXPECT_EQ(TokenOf(s.get()), "pending");
   EXPECT_EQ(runs_.size(), 1u);
@@ -103,13 +103,13 @@ TEST_F(ExecTokenSourceTest, PendingWhileThePluginRunsThenReady) {
               HasSubstr("exec plugin aws (KC: user \"u\") has not printed a "
                         "credential after 5.0s"));
   Finish(s.get(), Token("t1", wall_ + 3600));
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kIdle);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kIdle);
   EXPECT_EQ(TokenOf(s.get()), "t1");
   EXPECT_EQ(TokenOf(s.get()), "t1");
   EXPECT_EQ(runs_.size(), 1u);
 }
 
-TEST_F(ExecTokenSourceTest, FailureIsReturnedOnceThenRunsAgain) {
+TEST_F(ExecCredentialSourceTest, FailureIsReturnedOnceThenRunsAgain) {
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "pending");
   Finish(s.get(), FailedPreconditionError("plugin exited with status 3"));
@@ -118,14 +118,14 @@ TEST_F(ExecTokenSourceTest, FailureIsReturnedOnceThenRunsAgain) {
   EXPECT_EQ(runs_.size(), 2u);
 }
 
-TEST_F(ExecTokenSourceTest, AStartFailureIsAnsweredAtOnce) {
+TEST_F(ExecCredentialSourceTest, AStartFailureIsAnsweredAtOnce) {
   start_error_ = FailedPreconditionError("not found in $PATH");
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "error: not found in $PATH");
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kIdle);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kIdle);
 }
 
-TEST_F(ExecTokenSourceTest, AnotherAgentsLockIsRetriedOnATimer) {
+TEST_F(ExecCredentialSourceTest, AnotherAgentsLockIsRetriedOnATimer) {
   // Given another agent holding the lock (its plugin runs), expect no run
   // and no wait here: a retry timer 50 ms on, and that agent's answer
   // taken from the file as soon as it is there.
@@ -133,21 +133,21 @@ TEST_F(ExecTokenSourceTest, AnotherAgentsLockIsRetriedOnATimer) {
   ASSERT_EQ(other.TryLock(), CredentialCache::Lock::kHeld);
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "pending");
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kLocking);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kLocking);
   EXPECT_EQ(s->NextWake(), clock_.Now() + kCredentialLockRetry);
   clock_.Advance(kCredentialLockRetry);
   s->OnTimer(clock_.Now());
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kLocking);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kLocking);
   EXPECT_EQ(s->NextWake(), clock_.Now() + kCredentialLockRetry);
   other.Store(Token("theirs", wall_ + 3600));
   clock_.Advance(kCredentialLockRetry);
   s->OnTimer(clock_.Now());
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kIdle);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kIdle);
   EXPECT_EQ(TokenOf(s.get()), "theirs");
   EXPECT_TRUE(runs_.empty());
 }
 
-TEST_F(ExecTokenSourceTest, ALockHeldPastPatienceRunsThePluginUnshared) {
+TEST_F(ExecCredentialSourceTest, ALockHeldPastPatienceRunsThePluginUnshared) {
   CredentialCache other = Cache();
   ASSERT_EQ(other.TryLock(), CredentialCache::Lock::kHeld);
   auto s = Source();
@@ -155,7 +155,7 @@ TEST_F(ExecTokenSourceTest, ALockHeldPastPatienceRunsThePluginUnshared) {
   clock_.Advance(kCredentialLockPatience - milliseconds(1));
   s->OnTimer(clock_.Now());
   EXPECT_TRUE(runs_.empty());
-  EXPECT_EQ(s->state(), ExecTokenSource::State::kLocking);
+  EXPECT_EQ(s->state(), ExecCredentialSource::State::kLocking);
   clock_.Advance(kCredentialLockRetry);  // The next retry is past it.
   s->OnTimer(clock_.Now());
   ASSERT_EQ(runs_.size(), 1u);
@@ -163,7 +163,7 @@ TEST_F(ExecTokenSourceTest, ALockHeldPastPatienceRunsThePluginUnshared) {
   EXPECT_EQ(TokenOf(s.get()), "mine");
 }
 
-TEST_F(ExecTokenSourceTest, TheLockIsFreeAgainAfterTheRun) {
+TEST_F(ExecCredentialSourceTest, TheLockIsFreeAgainAfterTheRun) {
   auto s = Source();
   EXPECT_EQ(TokenOf(s.get()), "pending");
   CredentialCache other = Cache();
@@ -173,7 +173,7 @@ TEST_F(ExecTokenSourceTest, TheLockIsFreeAgainAfterTheRun) {
   EXPECT_THAT(other.ReadFresh(""), IsOk());
 }
 
-TEST_F(ExecTokenSourceTest, A401RunsThePluginAgainAndSaysSo) {
+TEST_F(ExecCredentialSourceTest, A401RunsThePluginAgainAndSaysSo) {
   // Given a token refused with 401 that the shared file still holds,
   // expect a second run (not the file's copy), and a description naming
   // the plugin and both runs.
@@ -191,7 +191,7 @@ TEST_F(ExecTokenSourceTest, A401RunsThePluginAgainAndSaysSo) {
             "2 times in this agent");
 }
 
-TEST_F(ExecTokenSourceTest, NearExpiryRefreshes) {
+TEST_F(ExecCredentialSourceTest, NearExpiryRefreshes) {
   auto s = Source(/*shared=*/false);
   EXPECT_EQ(TokenOf(s.get()), "pending");
   Finish(s.get(), Token("t1", wall_ + 100));

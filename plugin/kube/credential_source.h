@@ -2,8 +2,8 @@
 // Where the transport's credential comes from: a token file (re-read when
 // it changes), a kubeconfig literal, or an exec plugin.
 
-#ifndef K8S_AGENT_PLUGIN_KUBE_TOKEN_SOURCE_H_
-#define K8S_AGENT_PLUGIN_KUBE_TOKEN_SOURCE_H_
+#ifndef K8S_AGENT_PLUGIN_KUBE_CREDENTIAL_SOURCE_H_
+#define K8S_AGENT_PLUGIN_KUBE_CREDENTIAL_SOURCE_H_
 
 #include <memory>
 #include <optional>
@@ -31,9 +31,9 @@ using MaybeCredential = std::optional<Credential>;
 /// plugin answers. A Pollable: an exec source runs its plugin as a child
 /// whose pipes join the loop (the transport forwards its own Pollable calls
 /// here); the others have nothing to wait on.
-class TokenSource : public Pollable {
+class CredentialSource : public Pollable {
  public:
-  ~TokenSource() override = default;
+  ~CredentialSource() override = default;
   /// The credential for the next request; std::nullopt while an exec
   /// plugin runs for it (started here: at start-up, when the credential
   /// nears its expiry, after Invalidate()), or while another agent holds
@@ -56,8 +56,9 @@ class TokenSource : public Pollable {
 };
 
 /// The source `config` asks for: exec, token file, literal, or none.
-std::unique_ptr<TokenSource> NewTokenSource(const ClusterConfig& config);
+std::unique_ptr<CredentialSource> NewCredentialSource(
+    const ClusterConfig& config);
 
 }  // namespace k8s_agent::kube
 
-#endif  // K8S_AGENT_PLUGIN_KUBE_TOKEN_SOURCE_H_
+#endif  // K8S_AGENT_PLUGIN_KUBE_CREDENTIAL_SOURCE_H_

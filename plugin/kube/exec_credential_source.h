@@ -2,8 +2,8 @@
 // The exec plugin's credential as a state machine on the event loop: when
 // to run the plugin, waiting for another agent's run, and the answer.
 
-#ifndef K8S_AGENT_PLUGIN_KUBE_EXEC_TOKEN_SOURCE_H_
-#define K8S_AGENT_PLUGIN_KUBE_EXEC_TOKEN_SOURCE_H_
+#ifndef K8S_AGENT_PLUGIN_KUBE_EXEC_CREDENTIAL_SOURCE_H_
+#define K8S_AGENT_PLUGIN_KUBE_EXEC_CREDENTIAL_SOURCE_H_
 
 #include <functional>
 #include <memory>
@@ -14,9 +14,9 @@
 #include "plugin/base/clock.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/credential_cache.h"
+#include "plugin/kube/credential_source.h"
 #include "plugin/kube/exec_credential.h"
 #include "plugin/kube/exec_plugin.h"
-#include "plugin/kube/token_source.h"
 
 namespace k8s_agent::kube {
 
@@ -45,17 +45,18 @@ constexpr Duration kCredentialLockPatience = seconds(kExecTimeoutSeconds + 10);
 /// kept in memory too: one without an expiration lives only here, as in
 /// kubectl. Time comes in as arguments (the loop's clock) and, for
 /// expiry, from the cache's WallClock, so tests drive it by hand.
-class ExecTokenSource : public TokenSource {
+class ExecCredentialSource : public CredentialSource {
  public:
   using StartRun =
       std::function<StatusOr<std::unique_ptr<ExecRun>>(TimePoint now)>;
 
   /// `plugin` names the plugin in messages ("exec plugin aws (FILE: user
   /// \"u\")").
-  ExecTokenSource(std::string plugin, CredentialCache cache, StartRun start);
+  ExecCredentialSource(std::string plugin, CredentialCache cache,
+                       StartRun start);
 
   /// The production source: ExecPluginRun with the process environment.
-  static std::unique_ptr<ExecTokenSource> ForConfig(
+  static std::unique_ptr<ExecCredentialSource> ForConfig(
       const ExecConfig& exec, const ExecClusterInfo& info);
 
   StatusOr<MaybeCredential> Get(TimePoint now) override;
@@ -98,4 +99,4 @@ class ExecTokenSource : public TokenSource {
 
 }  // namespace k8s_agent::kube
 
-#endif  // K8S_AGENT_PLUGIN_KUBE_EXEC_TOKEN_SOURCE_H_
+#endif  // K8S_AGENT_PLUGIN_KUBE_EXEC_CREDENTIAL_SOURCE_H_

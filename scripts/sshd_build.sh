@@ -17,7 +17,7 @@
 # (the binaries live wherever the pod got them; the built-in default, LIBEXECDIR below, is only a path no
 # Debian-like image fills with another version's sshd-session).
 #
-# Portability (docs: /work/shared/docs/portable-sshd.md): libcrypto, zlib and libcrypt are linked static
+# Portability: libcrypto, zlib and libcrypt are linked static
 # (from a dir holding only symlinks to Debian 12's .a files), so `ldd` shows libc and the loader only; the
 # arc4random functions are hidden from configure (Debian 12's glibc 2.36 has them; with them the result
 # needs GLIBC_2.36), so no symbol is newer than GLIBC_2.34. No PAM, SELinux, Kerberos, libedit,

@@ -257,8 +257,21 @@ void SayWhatRuns(const Args& args, const SessionUser& user, const JobKeys& keys,
 // Returns only on failure: on success sshd replaces this process.
 Status Run(const Args& args) {
   bool root = geteuid() == 0;
-  K8S_ASSIGN_OR_RETURN(SessionUser user,
-                       ResolveSessionUser(args.user, geteuid()));
+  StatusOr<SessionUser> found = ResolveSessionUser(args.user, geteuid());
+  if (found.status().code() == Code::kNotFound) {
+    const char* home = std::getenv("HOME");
+    found =
+        AddPasswdEntry(geteuid(), getegid(), home ? home : "", "/etc/passwd");
+    if (found.ok()) {
+      std::fprintf(stderr,
+                   "k8s-agent-sshd: uid %u had no passwd entry: added %s "
+                   "(home %s) to /etc/passwd\n",
+                   static_cast<unsigned>(found->uid), found->name.c_str(),
+                   found->home.c_str());
+    }
+  }
+  K8S_RETURN_IF_ERROR(found.status());
+  SessionUser user = *std::move(found);
   K8S_RETURN_IF_ERROR(CheckCanLogIn(user, root, "/etc/shadow"));
   K8S_ASSIGN_OR_RETURN(JobKeys keys, LoadJobKeys(args.keys));
   K8S_ASSIGN_OR_RETURN(std::string sshd, FindSshd(args.sshd));

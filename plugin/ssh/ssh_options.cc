@@ -191,15 +191,18 @@ StatusOr<std::string> ParseLogLevel(const std::string& value) {
   return v;
 }
 
-// The login name: User, else the passwd entry of the process's uid.
+// The login name: User, else the passwd entry of the process's uid, else
+// kNoPasswdEntryUser. A container run with a uid its image does not list
+// (OpenShift's restricted-v2 picks one from the namespace's range) has no
+// entry; ssh refuses there ("No user exists for uid N"), which leaves such
+// a job nothing to run. "default" is what k8s-agent-sshd names that uid on
+// the worker (OpenShift images' own convention), so the two meet without
+// configuration. Never $USER: the environment is the job's, and a USER=root
+// there must not turn into a root login.
 StatusOr<std::string> UserName(const SshOptions& options, UserLookup lookup) {
   if (options.user) return *options.user;
   if (std::optional<std::string> name = lookup(::getuid())) return *name;
-  // ssh: "No user exists for uid N". A container run with a uid that
-  // is not in its /etc/passwd must not silently log in as someone else.
-  return InvalidArgumentError(
-      "No user exists for uid " + std::to_string(::getuid()) +
-      " (no passwd entry): pass -l USER or set User in ssh_config");
+  return std::string(kNoPasswdEntryUser);
 }
 
 // The IdentityFile keys that can be read (the others are said and

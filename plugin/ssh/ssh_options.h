@@ -111,6 +111,10 @@ struct ResolvedSshOptions {
 StatusOr<std::string> ExpandHostName(const std::string& hostname,
                                      const std::string& host);
 
+/// The login name when -l/User is not given and our uid has no passwd
+/// entry: the name k8s-agent-sshd gives such a uid on the worker.
+inline constexpr const char kNoPasswdEntryUser[] = "default";
+
 /// The login name of `uid` in the user database; nullopt if it has none.
 using UserLookup = std::optional<std::string> (*)(unsigned uid);
 std::optional<std::string> PasswdUserName(unsigned uid);
@@ -118,8 +122,7 @@ std::optional<std::string> PasswdUserName(unsigned uid);
 /// Fills defaults for `host` as given (home-relative paths,
 /// ~/.ssh/known_hosts; the user, as ssh does, from -l/User or else the
 /// passwd entry of our uid, never from $USER). With neither,
-/// kInvalidArgument "No user exists for uid N" instead of guessing a user
-/// (ssh refuses too).
+/// kNoPasswdEntryUser, where ssh would refuse ("No user exists for uid N").
 StatusOr<ResolvedSshOptions> Resolve(const SshOptions& options,
                                      const std::string& host,
                                      UserLookup lookup = &PasswdUserName);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "plugin/sshd/session_user.h"
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "plugin/base/strings.h"
+#include "plugin/base/unique_fd.h"
 
 namespace k8s_agent::sshd {
 namespace {
@@ -57,10 +59,9 @@ StatusOr<SessionUser> ResolveSessionUser(const std::string& requested,
   }
   K8S_ASSIGN_OR_RETURN(auto self, LookUp(euid, getpwuid_r));
   if (!self) {
-    return FailedPreconditionError(
-        "uid " + UidText(euid) + " has no passwd entry, and sshd serves " +
-        "only users it can look up (give the image an /etc/passwd line for " +
-        "uid " + UidText(euid) + ", e.g. with an init step or nss_wrapper)");
+    return NotFoundError("uid " + UidText(euid) +
+                         " has no passwd entry, and sshd serves " +
+                         "only users it can look up");
   }
   if (!requested.empty() && requested != self->name) {
     return FailedPreconditionError(
@@ -70,6 +71,59 @@ StatusOr<SessionUser> ResolveSessionUser(const std::string& requested,
         ")");
   }
   return *self;
+}
+
+std::string NoEntryUserName(uid_t uid) {
+  // OpenShift images name their arbitrary uid "default"; a passwd that
+  // already has a "default" of another uid keeps it, and ours gets the uid.
+  StatusOr<std::optional<SessionUser>> taken = LookUp("default", getpwnam_r);
+  return taken.ok() && !*taken ? "default" : "u" + UidText(uid);
+}
+
+std::string PasswdLine(const SessionUser& user) {
+  return user.name + ":x:" + UidText(user.uid) + ":" +
+         std::to_string(user.gid) +
+         ":k8s-agent-sshd session user:" + user.home + ":" + user.shell + "\n";
+}
+
+StatusOr<SessionUser> AddPasswdEntry(uid_t euid, gid_t egid,
+                                     const std::string& home,
+                                     const std::string& passwd_file) {
+  SessionUser user;
+  user.uid = euid;
+  user.gid = egid;
+  user.name = NoEntryUserName(euid);
+  // sshd chdirs there (a missing one is only a warning); "/" when the pod
+  // gives no HOME, as the kubelet does for a uid its image does not list.
+  user.home = home.empty() ? "/" : home;
+  user.shell = "/bin/sh";
+  std::string line = PasswdLine(user);
+  const std::string what =
+      "uid " + UidText(euid) + " has no passwd entry, and sshd serves only " +
+      "users it can look up; k8s-agent-sshd adds one (" +
+      line.substr(0, line.size() - 1) + ") to " + passwd_file + " when it may";
+  const std::string remedy =
+      ": make " + passwd_file + " group-writable in the image for the " +
+      "pod's group 0 (chmod g=u " + passwd_file + ", as OpenShift images " +
+      "do; not with readOnlyRootFilesystem), mount a passwd file holding " +
+      "that line over it (a ConfigMap with subPath), or add a line for uid " +
+      UidText(euid) + " to the image";
+  // O_APPEND: one write of one short line lands whole after whatever is
+  // there, even with another writer; nothing is ever rewritten.
+  UniqueFd fd(::open(passwd_file.c_str(),
+                     O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW));
+  if (fd.get() < 0) {
+    return FailedPreconditionError(what + ", and it cannot open it for " +
+                                   "writing (" + std::strerror(errno) + ")" +
+                                   remedy);
+  }
+  ssize_t n = ::write(fd.get(), line.data(), line.size());
+  if (n != static_cast<ssize_t>(line.size())) {
+    return FailedPreconditionError(
+        what + ", and writing it failed (" +
+        (n < 0 ? std::strerror(errno) : "short write") + ")" + remedy);
+  }
+  return user;
 }
 
 Status CheckCanLogIn(const SessionUser& user, bool sshd_is_root,

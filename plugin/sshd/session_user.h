@@ -23,9 +23,20 @@ struct SessionUser {
 };
 
 /// The user to serve when running as `euid`, `requested` being --user's
-/// value (empty: root as root, else the uid's own entry).
+/// value (empty: root as root, else the uid's own entry). kNotFound when a
+/// non-root `euid` has no passwd entry (then AddPasswdEntry).
 StatusOr<SessionUser> ResolveSessionUser(const std::string& requested,
                                          uid_t euid);
+
+/// For a non-root uid with no passwd entry, as OpenShift's restricted-v2
+/// runs one: appends "default:x:UID:GID:...:HOME:/bin/sh" to `passwd_file`
+/// (named "uUID" if "default" is taken) and returns that user, whom sshd
+/// then finds. Where the file cannot be written (the image's mode, a
+/// read-only root), kFailedPrecondition saying what the image or pod must
+/// add. `home` empty means "/".
+StatusOr<SessionUser> AddPasswdEntry(uid_t euid, gid_t egid,
+                                     const std::string& home,
+                                     const std::string& passwd_file);
 
 /// What would make sshd refuse every login of `user` later, with nothing
 /// but "Connection closed" at the client: a login shell that is missing or

@@ -161,15 +161,16 @@ TEST_F(ResolveTest, DefaultsFromHome) {
 std::optional<std::string> NoPasswdEntry(unsigned) { return std::nullopt; }
 std::optional<std::string> PasswdSaysMpiuser(unsigned) { return "mpiuser"; }
 
-TEST_F(ResolveTest, NoPasswdEntryRefusesLikeSshUnlessAUserIsGiven) {
+TEST_F(ResolveTest, NoPasswdEntryLogsInAsDefaultUnlessAUserIsGiven) {
   // Given a uid with no passwd entry (a container run as a random uid),
-  // expect ssh's refusal rather than a guessed user; -l/User still works.
+  // expect the name k8s-agent-sshd gives such a uid, never $USER; -l/User
+  // and a passwd entry still win.
   SshOptions o;
-  EXPECT_THAT(Resolve(o, "w0", &NoPasswdEntry),
-              StatusIs(Code::kInvalidArgument,
-                       "No user exists for uid " + std::to_string(::getuid())));
-  EXPECT_THAT(Resolve(o, "w0", &NoPasswdEntry).status().message(),
-              HasSubstr("-l USER or set User"));
+  const char* user = std::getenv("USER");
+  std::string old_user = user ? user : "";
+  ::setenv("USER", "root", 1);
+  EXPECT_EQ(Resolve(o, "w0", &NoPasswdEntry)->user, "default");
+  user ? ::setenv("USER", old_user.c_str(), 1) : ::unsetenv("USER");
   EXPECT_EQ(Resolve(o, "w0", &PasswdSaysMpiuser)->user, "mpiuser");
   o.user = "worker";
   EXPECT_EQ(Resolve(o, "w0", &NoPasswdEntry)->user, "worker");

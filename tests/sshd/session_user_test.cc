@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "tests/sshd/secret_dir.h"
@@ -44,11 +46,46 @@ TEST(SessionUserTest, NonRootServesOnlyItself) {
             std::string::npos);
 }
 
-TEST(SessionUserTest, UidWithoutPasswdEntryIsNamed) {
+TEST(SessionUserTest, UidWithoutPasswdEntryIsNotFound) {
   auto u = ResolveSessionUser("", 3999999);
-  ASSERT_FALSE(u.ok());
+  ASSERT_EQ(u.status().code(), Code::kNotFound);
   EXPECT_NE(u.status().message().find("uid 3999999 has no passwd entry"),
             std::string::npos);
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+TEST(SessionUserTest, AddPasswdEntryAppendsOneLineForTheUid) {
+  // Given a group-writable passwd as OpenShift images have, expect the
+  // line appended after what was there, and the user sshd will look up.
+  SecretDir dir;
+  std::string passwd = dir.path() + "/passwd";
+  std::ofstream(passwd) << "root:x:0:0:root:/root:/bin/bash\n";
+  auto u = AddPasswdEntry(1000680000, 0, "/tmp/home", passwd);
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(u->name, "default");
+  EXPECT_EQ(u->uid, 1000680000u);
+  EXPECT_EQ(u->gid, 0u);
+  EXPECT_EQ(u->shell, "/bin/sh");
+  EXPECT_EQ(Slurp(passwd),
+            "root:x:0:0:root:/root:/bin/bash\n"
+            "default:x:1000680000:0:k8s-agent-sshd session user:/tmp/home:"
+            "/bin/sh\n");
+  EXPECT_EQ(AddPasswdEntry(1000680000, 0, "", passwd)->home, "/");
+}
+
+TEST(SessionUserTest, UnwritablePasswdSaysWhatThePodMustAdd) {
+  // Given a passwd that cannot be written (read-only root, image mode),
+  // expect the line it would have added and the three ways to get it.
+  auto u = AddPasswdEntry(1000680000, 0, "", "/no/such/dir/passwd");
+  ASSERT_EQ(u.status().code(), Code::kFailedPrecondition);
+  const std::string m = u.status().message();
+  EXPECT_NE(m.find("default:x:1000680000:0:"), std::string::npos) << m;
+  EXPECT_NE(m.find("chmod g=u /no/such/dir/passwd"), std::string::npos) << m;
+  EXPECT_NE(m.find("subPath"), std::string::npos) << m;
 }
 
 TEST(SessionUserTest, RefusingShellsFailAtStart) {

@@ -127,19 +127,21 @@ KC
   ok "$(cat "$T/err")"
   ;;
 no-passwd-entry)
-  # ssh refuses to run for a uid without a passwd entry; so does the agent
-  # (it used to log in as root).
+  # A uid with no passwd entry logs in as "default" (what k8s-agent-sshd
+  # names such a uid), never as $USER (it once logged in as USER=root).
   uid=
   for u in 4242 54321 60123; do getent passwd "$u" > /dev/null || { uid=$u; break; }; done
-  [ -n "$uid" ] || { echo "SKIP: no free uid"; exit 77; }
-  command -v setpriv > /dev/null || { echo "SKIP: no setpriv"; exit 77; }
+  [ -n "$uid" ] || skip "no free uid"
+  command -v setpriv > /dev/null || skip "no setpriv"
   setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/ USER=root \
     K8S_AGENT_SERVER="$K8S_AGENT_SERVER" K8S_AGENT_NAMESPACE=default \
-    "$AGENT" -p "$SSH_PORT" w-0 true > "$T/out" 2> "$T/err"
+    "$AGENT" -v -p "$SSH_PORT" w-0 true > "$T/out" 2> "$T/err"
   RC=$?
   [ $RC -eq 255 ] || fail "rc $RC"
-  grep -q "No user exists for uid $uid (no passwd entry): pass -l USER or set User" "$T/err" || fail "message: $(cat "$T/err")"
-  ok "$(cat "$T/err")"
+  grep -q 'No user exists' "$T/err" && fail "old refusal: $(cat "$T/err")"
+  grep -q 'default@' "$T/err" || fail "not as default: $(cat "$T/err")"
+  grep -q 'root@' "$T/err" && fail "tried root: $(cat "$T/err")"
+  ok "$(tail -n 1 "$T/err")"
   ;;
 auth-reset)
   # The connection is reset while the agent waits for the answer to its

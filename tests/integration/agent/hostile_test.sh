@@ -129,17 +129,28 @@ KC
 no-passwd-entry)
   # A uid with no passwd entry logs in as "default" (what k8s-agent-sshd
   # names such a uid), never as $USER (it once logged in as USER=root).
+  # This host's sshd has no "default" user, so the login is refused: what
+  # matters is the name the agent offered.
   uid=
   for u in 4242 54321 60123; do getent passwd "$u" > /dev/null || { uid=$u; break; }; done
   [ -n "$uid" ] || skip "no free uid"
   command -v setpriv > /dev/null || skip "no setpriv"
+  # The uid's own copies of what it reads: $T is root's, mode 700.
+  own=$(mktemp -d /tmp/k8s-agent-nopw.XXXXXX)
+  HOSTILE_DIRS+=("$own")
+  cp "$T/api/ca.crt" "$T/api/token" "$T/ssh/id_ed25519" "$T/ssh/known_hosts" "$own/"
+  chown -R "$uid:$uid" "$own"
+  start_sshd
+  pod w-0 '{"phase":"Running","podIP":"127.0.0.1"}'
   setpriv --reuid="$uid" --regid="$uid" --clear-groups env -i PATH=/usr/bin:/bin HOME=/ USER=root \
     K8S_AGENT_SERVER="$K8S_AGENT_SERVER" K8S_AGENT_NAMESPACE=default \
-    "$AGENT" -v -p "$SSH_PORT" w-0 true > "$T/out" 2> "$T/err"
+    K8S_AGENT_CERTIFICATE_AUTHORITY="$own/ca.crt" K8S_AGENT_TOKEN_FILE="$own/token" \
+    "$AGENT" -v -p "$SSH_PORT" -i "$own/id_ed25519" -o "UserKnownHostsFile=$own/known_hosts" \
+    -o StrictHostKeyChecking=yes --timeout 10s w-0 true > "$T/out" 2> "$T/err"
   RC=$?
   [ $RC -eq 255 ] || fail "rc $RC"
   grep -q 'No user exists' "$T/err" && fail "old refusal: $(cat "$T/err")"
-  grep -q 'default@' "$T/err" || fail "not as default: $(cat "$T/err")"
+  grep -q 'default@127.0.0.1' "$T/err" || fail "not as default: $(cat "$T/err")"
   grep -q 'root@' "$T/err" && fail "tried root: $(cat "$T/err")"
   ok "$(tail -n 1 "$T/err")"
   ;;

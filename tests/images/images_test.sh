@@ -17,6 +17,8 @@
 #                       Debian 13 image runs the agent from it and launches a job on the workers
 #   stock_workers       workers from the stock Debian 13 image (no OpenSSH) run the delivered
 #                       k8s-agent-sshd; a stock launcher reaches them; SIGTERM ends the worker
+#   stock_workers_userns  the same worker as root in a user namespace of its own (hostUsers: false): host
+#                       uid 100000, sshd's privilege separation inside it, a root login
 #   multiarch           scripts/images.sh --arch amd64,arm64 (tag multiarch-test, removed after): the
 #                       manifest list has both platforms; the arm64 image, run under qemu-user, delivers
 #                       an aarch64 agent and workers' side (their SBOM checksums); the delivered
@@ -455,6 +457,55 @@ s_stock_workers() {
   pass
 }
 
+# A worker in a user namespace of its own, as `hostUsers: false` gives a pod: the container's uids and gids
+# 0-65535 are the host's 100000-165535, and its root has capabilities only over what that namespace owns.
+# k8s-agent-sshd runs as that root with a runtime's default capabilities on the stock image: sshd's
+# privilege separation (setuid to mapped ids, chroot) and a root login work; on the host it is uid 100000.
+s_stock_workers_userns() {
+  local dir secret pid map f out
+  img_prereqs
+  img_need_images "$DELIVERY_IMAGE" "$DEBIAN13_IMAGE"
+  img_bed_up 1
+  dir="$BED_DIR/emptydir"
+  img_deliver_into "$dir"
+  # The kubelet gives such a pod's volumes its mapped ids: the Secret's files are the namespace's
+  # root:fsGroup (1000), the host's 100000:101000.
+  secret="$BED_DIR/secret-userns"
+  { cp -a "$SECRET" "$secret" && chown -hR 100000:101000 "$secret"; } || fail "copying the Secret for w-0"
+  img_pod_args w-0
+  POD_ARGS=("${POD_ARGS[@]/#"$SECRET":/"$secret":}")
+  [[ " ${POD_ARGS[*]} " == *" $secret:/etc/ssh-secret:ro "* ]] || fail "img_pod_args no longer mounts $SECRET"
+  podman run -d "${POD_ARGS[@]}" --user 0:0 --uidmap 0:100000:65536 --gidmap 0:100000:65536 \
+    --cap-add CHOWN,DAC_OVERRIDE,FOWNER,FSETID,KILL,SETGID,SETUID,SETPCAP,NET_BIND_SERVICE,SYS_CHROOT,AUDIT_WRITE \
+    -v "$dir:/opt/k8s-agent:ro" "$DEBIAN13_IMAGE" /opt/k8s-agent/k8s-agent-sshd --keys /etc/ssh-secret >/dev/null ||
+    fail "podman run $DEBIAN13_IMAGE in a user namespace for w-0 failed"
+  img_worker_wait w-0
+  bed_worker_phase w-0 Running || fail "control API"
+  pid="$(podman inspect -f '{{.State.Pid}}' "$BED_PREFIX-w-0")"
+  map="$(tr -s ' ' <"/proc/$pid/uid_map")"
+  [[ "$map" == " 0 100000 65536" ]] || fail "w-0's uid map is \"$map\", not 0 100000 65536"
+  [[ "$(stat -c %u "/proc/$pid")" == 100000 ]] || fail "w-0's k8s-agent-sshd is host uid $(stat -c %u "/proc/$pid")"
+  step "w-0: k8s-agent-sshd is root in its user namespace, host uid 100000; $(podman logs "$BED_PREFIX-w-0" 2>&1 |
+    grep -m1 '^k8s-agent-sshd: ')"
+  img_pod_args launcher
+  img_start_job userns "${POD_ARGS[@]}" -v "$dir:/opt/k8s-agent:ro" "$DEBIAN13_IMAGE" \
+    /opt/k8s-agent/k8s-agent -p 2222 -l root -i /etc/ssh-secret/id_ed25519 \
+    -o UserKnownHostsFile=/etc/ssh-secret/known_hosts w-0 \
+    'echo "on $(hostname) as $(id -un) uid $(id -u) map$(tr -s " " </proc/self/uid_map)"'
+  wait_job 60
+  expect_rc 0
+  expect_output '^on w-0 as root uid 0 map 0 100000 65536$'
+  [[ "$(img_worker_logins w-0)" == "Accepted publickey for root from $(bed_pod_ip launcher)" ]] ||
+    fail "w-0: expected one login from the launcher: $(img_worker_logins w-0)"
+  # sshd's unprivileged pre-auth child ran under a mapped id of the namespace, not the host's.
+  out="$(podman logs "$BED_PREFIX-w-0" 2>&1)"
+  for f in "fatal" "chroot" "setgroups" "setresuid"; do
+    grep -qi "$f" <<<"$out" && fail "w-0's sshd says $f: $(grep -i "$f" <<<"$out" | head -n 3)"
+  done
+  step "a root login into the user namespace's root (privilege separation inside it)"
+  pass
+}
+
 # binfmt_misc entries of this scenario are named k8s-agent-test-aarch64-PID (the test's pid).
 BINFMT=/proc/sys/fs/binfmt_misc
 BINFMT_MOUNTED=""
@@ -674,9 +725,9 @@ EOF
 }
 
 case "$scenario" in
-build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers | multiarch) "s_$scenario" ;;
+build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers | stock_workers_userns | multiarch) "s_$scenario" ;;
 *)
-  sed -n '9,21p' "$0" >&2
+  sed -n '10,25p' "$0" >&2
   exit 2
   ;;
 esac

@@ -7,7 +7,9 @@
 #                   names them (docker.io/library/NAME:cluster): a tag other than latest, so the manifests'
 #                   default imagePullPolicy is IfNotPresent and nothing is ever pulled
 #   stock STATE     k8sa.local/stock:1, the unchanged Debian 13 minbase root with Open MPI and no OpenSSH
-#                   (tests/bed/minbase_root.sh): the "user's own image" of the init-container delivery
+#                   (tests/bed/minbase_root.sh): the "user's own image" of the init-container delivery;
+#                   and k8sa.local/stock-anyuid:1, the same with /etc/passwd group-writable (mode 0664, group
+#                   0), as OpenShift-style images make it for an arbitrary uid
 # containerd's socket: STATE/host/run/containerd/containerd.sock (tests/cluster/cluster_lib.sh).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -38,7 +40,8 @@ project)
 stock)
   root="$("$repo/tests/bed/minbase_root.sh" path)"
   "$repo/tests/bed/minbase_root.sh" check || { echo "no minbase root: tests/bed/minbase_root.sh ensure" >&2; exit 1; }
-  /usr/bin/python3 "$here/image_archive.py" "$root" k8sa.local/stock:1 "$tmp/stock.tar" --cmd '["bash"]' >/dev/null
+  /usr/bin/python3 "$here/image_archive.py" "$root" k8sa.local/stock:1 "$tmp/stock.tar" --cmd '["bash"]' \
+    --also k8sa.local/stock-anyuid:1 --chmod etc/passwd=0664 >/dev/null
   ctr_ images import "$tmp/stock.tar" >/dev/null
   ;;
 *)

@@ -22,6 +22,9 @@
 #                         delivery image's init container gives them the agent and the sshd
 #   c08_ompi5_tree_stock  the same example with 4 workers under Open MPI 5 tree spawn (radix 2, then 1):
 #                         PRRTE cuts its plm_ssh_args at '=', the workers' agents complete them
+#   c09_mpijob_ompi5_tree the MPIJob stock example as mpi-operator v2beta1 sets it up, Open MPI 5 tree spawn
+#   c10_any_uid           the stock example as OpenShift's restricted-v2 runs it: uid 1000680000 with no passwd
+#                         entry, group 0, no capabilities; then the error on an image whose passwd is 0644
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -467,3 +470,50 @@ c09_mpijob_ompi5_tree() {
   ((got >= 3)) || fail "only $got workers' agents read pods (radix 1 over 4 workers: 3 expected)"
   cs_step "ranks on all 4 workers under the operator's env, $got workers' agents launched the next level"
 }
+
+# images/k8s/examples/stock-image.yaml as OpenShift's restricted-v2 runs it (tests/cluster/any_uid_example.py):
+# uid 1000680000 with no passwd entry, group 0, fsGroup from the same range, every capability dropped. On
+# k8sa.local/stock-anyuid:1 (the stock image with /etc/passwd group-writable, as OpenShift-style images make
+# it) and a writable worker root, k8s-agent-sshd appends the uid's entry ("default") and the launcher's agent,
+# the same uid, logs in as default. Then the workers roll to the stock image as it is (passwd 0644): the new
+# worker's k8s-agent-sshd exits at once saying what the image or pod must add.
+c10_any_uid() {
+  local n uid=1000680000
+  cs_secret
+  cs_rbac
+  "$CL_PY" "$CL_REPO_DIR/tests/cluster/any_uid_example.py" "$CS_IMG/examples/stock-image.yaml" \
+    "$CS_WORK/any-uid.yaml" --uid "$uid" --image k8sa.local/stock-anyuid:1 --delivery k8s-agent:cluster \
+    --writable-worker-root || fail "rendering the stock-image example for an arbitrary uid"
+  cs_k apply -f "$CS_WORK/any-uid.yaml" >/dev/null || fail "applying the arbitrary-uid example"
+  cs_wait_job train-launcher 240
+  cat "$CS_WORK/train-launcher.log"
+  for n in 0 1; do
+    grep -qx "train-worker-$n" "$CS_WORK/train-launcher.log" || fail "no rank ran on train-worker-$n"
+    cs_k logs "train-worker-$n" -c worker >"$CS_WORK/worker-$n.log" 2>&1
+    grep -q "uid $uid had no passwd entry: added default" "$CS_WORK/worker-$n.log" ||
+      fail "train-worker-$n's k8s-agent-sshd did not add uid $uid's passwd entry: $(cat "$CS_WORK/worker-$n.log")"
+  done
+  grep -q "^default:x:$uid:0:" <(cs_k exec train-worker-0 -c worker -- cat /etc/passwd) ||
+    fail "train-worker-0's /etc/passwd has no line default:x:$uid:0"
+  cs_step "ran as uid $uid (group 0, no passwd entry in the image) on both workers"
+
+  cs_k patch statefulset train-worker --type json -p \
+    '[{"op": "replace", "path": "/spec/template/spec/containers/0/image", "value": "k8sa.local/stock:1"}]' \
+    >/dev/null || fail "rolling the workers to k8sa.local/stock:1"
+  cs_until "a worker on k8sa.local/stock:1 whose k8s-agent-sshd exited saying why" 180 cs_stock_worker_said "$uid"
+  cat "$CS_WORK/stock-worker.log"
+  for n in "cannot open it for writing" "chmod g=u /etc/passwd" "mount a passwd file"; do
+    grep -qF "$n" "$CS_WORK/stock-worker.log" || fail "$CS_STOCK_WORKER's k8s-agent-sshd did not say \"$n\""
+  done
+  cs_step "on the stock image (passwd 0644) $CS_STOCK_WORKER's k8s-agent-sshd exited naming the remedy"
+}
+# Whether a worker pod of k8sa.local/stock:1 (CS_STOCK_WORKER) has a worker container that exited, and its
+# log (CS_WORK/stock-worker.log; the kubelet may not have it yet) says uid $1 has "no passwd entry".
+cs_stock_worker_said() {
+  CS_STOCK_WORKER="$(cs_jsonpath pods '{range .items[?(@.spec.containers[0].image=="k8sa.local/stock:1")]}{.metadata.name} {.status.containerStatuses[0].lastState.terminated.exitCode}{"\n"}{end}' |
+    awk 'NF == 2 {print $1; exit}')"
+  [[ -n "$CS_STOCK_WORKER" ]] &&
+    cs_k logs "$CS_STOCK_WORKER" -c worker --previous >"$CS_WORK/stock-worker.log" 2>&1 &&
+    grep -qF "uid $1 has no passwd entry" "$CS_WORK/stock-worker.log"
+}
+

@@ -25,6 +25,8 @@
 #   c09_mpijob_ompi5_tree the MPIJob stock example as mpi-operator v2beta1 sets it up, Open MPI 5 tree spawn
 #   c10_any_uid           the stock example as OpenShift's restricted-v2 runs it: uid 1000680000 with no passwd
 #                         entry, group 0, no capabilities; then the error on an image whose passwd is 0644
+#   c11_overlapping_replacement  a terminating Job pod (still Running, sshd answering) and its replacement with
+#                         the same hostname: the agent passes over the dying pod and runs on the replacement
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -516,4 +518,72 @@ cs_stock_worker_said() {
     cs_k logs "$CS_STOCK_WORKER" -c worker --previous >"$CS_WORK/stock-worker.log" 2>&1 &&
     grep -qF "uid $1 has no passwd entry" "$CS_WORK/stock-worker.log"
 }
+
+# A Job pod deleted with a long grace period whose container ignores SIGTERM: it stays Running with its sshd
+# answering (deletionTimestamp set), and the 1.20 Job controller, which counts a terminating pod as gone,
+# creates the replacement (the same spec.hostname w0) at once, as podReplacementPolicy's default does from
+# 1.34. The agent asked for w0 then must never launch on the dying pod: it says so and runs on the
+# replacement, told apart by its name (a downward-API file).
+c11_overlapping_replacement() {
+  local old ran
+  cs_secret
+  cs_rbac
+  cat <<EOF2 | cs_k apply -f - >/dev/null || fail "creating the workers' Job"
+apiVersion: v1
+kind: Service
+metadata: {name: w}
+spec: {clusterIP: None, selector: {job-name: w}, ports: [{name: ssh, port: 2222}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: w}
+spec:
+  backoffLimit: 3
+  template:
+    spec:
+      hostname: w0
+      subdomain: w
+      restartPolicy: Never
+      terminationGracePeriodSeconds: 600
+      securityContext: {runAsUser: 1000, runAsGroup: 1000, runAsNonRoot: true, fsGroup: 1000}
+      containers:
+        - name: worker
+          image: k8s-agent-worker:cluster
+          # PID 1 ignores the kubelet's SIGTERM; sshd, its child, never gets one.
+          command: ["bash", "-c", "trap '' TERM; /usr/local/lib/k8s-agent/worker-entrypoint.sh & wait"]
+          volumeMounts:
+            - {name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}
+            - {name: podinfo, mountPath: /etc/podinfo, readOnly: true}
+      volumes:
+        - {name: ssh-secret, secret: {secretName: mpi-ssh, defaultMode: 0440}}
+        - {name: podinfo, downwardAPI: {items: [{path: name, fieldRef: {fieldPath: metadata.name}}]}}
+EOF2
+  cs_until "the Job's first pod" 60 cs_job_pods 1
+  old="$CS_JOB_PODS"
+  cs_agent_job first job-name=w w0 cat /etc/podinfo/name
+  cs_wait_job first 240
+  grep -qx "$old" "$CS_WORK/first.log" || fail "the first launch did not run on $old"
+  cs_k delete pod "$old" --wait=false >/dev/null || fail "deleting $old"
+  cs_until "$old marked for deletion" 60 cs_deleting "$old"
+  cs_agent_job agent job-name=w w0 cat /etc/podinfo/name
+  cs_wait_job agent 240
+  cat "$CS_WORK/agent.log"
+  { cs_deleting "$old" && cs_pod_running "$old"; } || fail "$old is no longer a terminating, Running pod: nothing overlapped"
+  # The Job's pods are named w-XXXXX; the agent's own lines are longer.
+  ran="$(grep -xE 'w-[a-z0-9]{5}' "$CS_WORK/agent.log")"
+  [[ "$ran" != "$old" ]] || fail "the agent launched on the terminating pod $old"
+  { cs_job_pods 2 && [[ " $CS_JOB_PODS " == *" $ran "* ]]; } || fail "the command ran on \"$ran\", not the replacement"
+  # Found together ("passing over"), or the replacement after the dying pod ("not launching there").
+  grep -qE "passing over pod $old: .*\(terminating\)|$old is terminating \(.*\): not launching there" \
+    "$CS_WORK/agent.log" || fail "the agent did not say it passed over the terminating $old"
+  cs_step "ran on the replacement $ran while $old (terminating, Running, sshd answering) overlapped"
+  # Its grace period would outlast the scenario.
+  cs_k delete pod "$old" --grace-period=0 --force >/dev/null 2>&1
+}
+# Sets CS_JOB_PODS to the names of Job w's pods; true when there are N.
+cs_job_pods() {
+  CS_JOB_PODS="$(cs_jsonpath pods '{.items[?(@.metadata.labels.job-name=="w")].metadata.name}')"
+  [[ "$(wc -w <<<"$CS_JOB_PODS")" -eq "$1" ]]
+}
+cs_deleting() { [[ -n "$(cs_jsonpath "pod/$1" '{.metadata.deletionTimestamp}')" ]]; }
 

@@ -27,6 +27,8 @@
 #                         entry, group 0, no capabilities; then the error on an image whose passwd is 0644
 #   c11_overlapping_replacement  a terminating Job pod (still Running, sshd answering) and its replacement with
 #                         the same hostname: the agent passes over the dying pod and runs on the replacement
+#   c12_injected_mpijob   an MPIJob as mpi-operator's samples write it, through k8s-agent inject --rbac --sshd
+#                         and the operator's controller, on the stock image: a rank on each worker
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -587,3 +589,54 @@ cs_job_pods() {
 }
 cs_deleting() { [[ -n "$(cs_jsonpath "pod/$1" '{.metadata.deletionTimestamp}')" ]]; }
 
+# An MPIJob as mpi-operator's own samples write it (no agent, no securityContext, the workers' command left
+# to the operator), on the stock image: `k8s-agent inject --rbac --sshd` adds everything, mpi-operator
+# v2beta1's controller (mpijob_controller.py) makes its objects, and the job runs a rank on each worker.
+c12_injected_mpijob() {
+  local n
+  cat >"$CS_WORK/pi.yaml" <<'EOF2'
+apiVersion: kubeflow.org/v2beta1
+kind: MPIJob
+metadata:
+  name: pi
+spec:
+  slotsPerWorker: 1
+  runPolicy:
+    cleanPodPolicy: Running
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          containers:
+          - image: k8sa.local/stock:1
+            name: mpi-launcher
+            command:
+            - mpirun
+            args:
+            - --allow-run-as-root
+            - -n
+            - "2"
+            - hostname
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers:
+          - image: k8sa.local/stock:1
+            name: mpi-worker
+EOF2
+  # K8S_AGENT: the build's k8s-agent (tests/cluster/CMakeLists.txt), k8s-agent-inject beside it.
+  "${K8S_AGENT:?the k8s-agent binary to inject with}" inject --rbac --sshd --image k8s-agent:cluster "$CS_WORK/pi.yaml" \
+    >"$CS_WORK/pi-injected.yaml" 2>"$CS_WORK/inject.err" || fail "k8s-agent inject: $(cat "$CS_WORK/inject.err")"
+  cs_step "injected: $(wc -l <"$CS_WORK/pi.yaml") -> $(wc -l <"$CS_WORK/pi-injected.yaml") lines$(
+    [[ -s "$CS_WORK/inject.err" ]] && printf '; %s' "$(tr '\n' ' ' <"$CS_WORK/inject.err")")"
+  mkdir -p "$CS_WORK/operator-key"
+  "$CL_PY" "$CL_REPO_DIR/tests/cluster/mpijob_controller.py" "$CS_WORK/pi-injected.yaml" "$CS_NS" \
+    "$CS_WORK/operator-key" >"$CS_WORK/pi.json" || fail "rendering the injected MPIJob as mpi-operator does"
+  cs_k apply -f "$CS_WORK/pi.json" >/dev/null || fail "applying the rendered MPIJob"
+  cs_wait_job pi-launcher 300
+  cat "$CS_WORK/pi-launcher.log"
+  for n in 0 1; do grep -qx "pi-worker-$n" "$CS_WORK/pi-launcher.log" || fail "no rank ran on pi-worker-$n"; done
+  cs_step "the injected MPIJob ran a rank on both workers"
+}

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
+#include <vector>
 
 #include "launcher/option_table.h"
 #include "plugin/base/strings.h"
@@ -373,34 +375,15 @@ const LongOption* FindLongOption(std::string_view name) {
 }
 
 const LongOption* ClosestLongOption(std::string_view name, bool settable_only) {
-  const std::string lower = ToLower(name);
-  auto eligible = [&](const LongOption& opt) {
-    return !settable_only || opt.settable();
-  };
-  // "--kube" for --kubeconfig: a prefix of exactly one.
-  const LongOption* prefix_of = nullptr;
-  int prefixes = 0;
-  if (lower.size() >= 3) {
-    for (const LongOption& opt : kLongOptions) {
-      if (eligible(opt) && StartsWith(opt.name, lower)) {
-        prefix_of = &opt;
-        ++prefixes;
-      }
-    }
-  }
-  if (prefixes == 1) return prefix_of;
-  const size_t limit = lower.size() <= 4 ? 1 : lower.size() <= 8 ? 2 : 3;
-  const LongOption* best = nullptr;
-  size_t best_distance = limit + 1;
+  std::vector<const LongOption*> eligible;
+  std::vector<std::string_view> names;
   for (const LongOption& opt : kLongOptions) {
-    if (!eligible(opt)) continue;
-    size_t d = EditDistance(lower, opt.name);
-    if (d < best_distance) {  // Ties: the first in the table.
-      best = &opt;
-      best_distance = d;
-    }
+    if (settable_only && !opt.settable()) continue;
+    eligible.push_back(&opt);
+    names.emplace_back(opt.name);
   }
-  return best;
+  std::optional<size_t> meant = ClosestName(name, names);
+  return meant ? eligible[*meant] : nullptr;
 }
 
 std::string EnvName(const LongOption& opt) {
@@ -417,11 +400,6 @@ const char* FormatName(OutputFormat format) {
     if (c.value == format) return c.name;
   }
   return "?";
-}
-
-Status UsageError(const std::string& what, const std::string& why,
-                  const std::string& todo) {
-  return InvalidArgumentError(what + ": " + why + " (" + todo + ")");
 }
 
 std::string Quoted(const std::string& what, const std::string& value) {

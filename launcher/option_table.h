@@ -14,6 +14,7 @@
 
 #include "launcher/options.h"
 #include "plugin/base/status.h"
+#include "plugin/base/usage_text.h"
 
 namespace k8s_agent {
 
@@ -103,10 +104,8 @@ struct TableView {
 TableView<LongOption> LongOptions();
 const LongOption* FindLongOption(std::string_view name);
 /// The long option a misspelt `name` most likely meant, for "did you
-/// mean": the one it is a unique prefix of, else the nearest by edit
-/// distance if near enough for its length (one edit up to 4 characters,
-/// two up to 8, then three); nullptr if none is. `settable_only`: only
-/// options the environment and the file may set.
+/// mean" (ClosestName's rule, plugin/base/usage_text.h); nullptr if none
+/// is. `settable_only`: only options the environment and the file may set.
 const LongOption* ClosestLongOption(std::string_view name, bool settable_only);
 /// "token-file" -> "K8S_AGENT_TOKEN_FILE".
 std::string EnvName(const LongOption& opt);
@@ -117,9 +116,6 @@ const ShortFlag* FindShortFlag(char flag);
 /// Maps ssh's LogLevel (validated by -o) onto the -q / -v counts.
 void ApplyLogLevel(const std::string& level, ParseState* state);
 
-/// `<what>: <why> (<todo>)`, as kInvalidArgument.
-Status UsageError(const std::string& what, const std::string& why,
-                  const std::string& todo);
 /// `what "value"`, the head of most error messages.
 std::string Quoted(const std::string& what, const std::string& value);
 /// Adds `note` unless it is there already.

@@ -4,14 +4,11 @@
 // config, and runs sshd in the foreground, so an unchanged image needs no
 // openssh-server, sshd user, /run/sshd or host keys of its own.
 //
-//   k8s-agent-sshd [--port N] [--keys DIR] [--user NAME] [--sshd PATH]
-//                  [--run-dir DIR] [--session-env NAME,...]
-//                  [--log-level LEVEL] [-- ARGS]
+//   k8s-agent-sshd [options] [-- SSHD-ARG...]   (options: sshd_options.cc)
 //
 // It execs sshd (-D -e): sshd then is the container's main process, gets
 // SIGTERM directly and reaps what its sessions leave behind.
 
-#include <getopt.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +21,7 @@
 #include <vector>
 
 #include "build_info.h"
+#include "launcher/sshd_options.h"
 #include "plugin/base/exit_status.h"
 #include "plugin/base/files.h"
 #include "plugin/base/strings.h"
@@ -48,98 +46,6 @@ namespace {
 constexpr const char* kDeliveredPrivsepDir = "/var/lib/misc";
 constexpr const char* kDebianPrivsepDir = "/run/sshd";
 constexpr const char* kDebianSshd = "/usr/sbin/sshd";
-
-struct Args {
-  int port = 2222;
-  std::string keys = "/etc/ssh-secret";
-  std::string user;
-  std::string sshd;
-  std::string run_dir;
-  std::string log_level = "INFO";
-  std::vector<std::string> session_env;
-  std::vector<std::string> sshd_args;
-  bool help = false;
-  bool version = false;
-};
-
-constexpr const char* kUsage =
-    "usage: k8s-agent-sshd [--port N] [--keys DIR] [--user NAME] "
-    "[--sshd PATH]\n"
-    "                      [--run-dir DIR] [--session-env NAME,...] "
-    "[--log-level LEVEL]\n"
-    "                      [-- SSHD-ARGS]\n"
-    "Runs sshd in the foreground for an MPI job's workers, from the job's "
-    "ssh Secret.\n"
-    "  --port N          port to listen on (2222)\n"
-    "  --keys DIR        the mounted ssh Secret (/etc/ssh-secret): "
-    "k8s-agent's,\n"
-    "                    mpi-operator's, Trainer's or Volcano's layout\n"
-    "  --user NAME       as root, the user to serve (root); as another "
-    "uid, only\n"
-    "                    that uid's own user can be served\n"
-    "  --sshd PATH       sshd to run (the one beside this program, else "
-    "/usr/sbin/sshd)\n"
-    "  --run-dir DIR     where its files and sshd.pid go (a fresh "
-    "directory in\n"
-    "                    $TMPDIR or /tmp)\n"
-    "  --session-env L   more variables to hand to every session, besides "
-    "PATH,\n"
-    "                    LD_LIBRARY_PATH, KUBERNETES_SERVICE_* and "
-    "K8S_AGENT_*\n"
-    "  --log-level L     sshd's LogLevel (INFO)\n"
-    "  -V, --version     print the version\n";
-
-StatusOr<Args> ParseArgs(int argc, char** argv) {
-  static const option kLong[] = {
-      {"port", required_argument, nullptr, 'p'},
-      {"keys", required_argument, nullptr, 'k'},
-      {"user", required_argument, nullptr, 'u'},
-      {"sshd", required_argument, nullptr, 's'},
-      {"run-dir", required_argument, nullptr, 'r'},
-      {"session-env", required_argument, nullptr, 'e'},
-      {"log-level", required_argument, nullptr, 'l'},
-      {"help", no_argument, nullptr, 'h'},
-      {"version", no_argument, nullptr, 'V'},
-      {nullptr, 0, nullptr, 0}};
-  Args a;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "+hV", kLong, nullptr)) != -1) {
-    std::string v = optarg ? optarg : "";
-    if (c == 'p') {
-      auto port = ParseInt(v);
-      if (!port.ok() || *port < 1 || *port > 65535) {
-        return InvalidArgumentError("--port " + v + ": not a port (1-65535)");
-      }
-      a.port = *port;
-    } else if (c == 'k') {
-      a.keys = v;
-    } else if (c == 'u') {
-      a.user = v;
-    } else if (c == 's') {
-      a.sshd = v;
-    } else if (c == 'r') {
-      a.run_dir = v;
-    } else if (c == 'e') {
-      for (const std::string& n : Split(v, ',')) {
-        if (!n.empty()) a.session_env.push_back(n);
-      }
-    } else if (c == 'l') {
-      K8S_RETURN_IF_ERROR(CheckLogLevel(v));
-      a.log_level = v;
-    } else if (c == 'h') {
-      a.help = true;
-    } else if (c == 'V') {
-      a.version = true;
-    } else {
-      std::string bad = argv[optind - 1];
-      return InvalidArgumentError(bad + ": unknown option, or one that " +
-                                  "needs a value (see --help)");
-    }
-  }
-  a.sshd_args.assign(argv + optind, argv + argc);
-  return a;
-}
 
 std::vector<std::pair<std::string, std::string>> Environment() {
   std::vector<std::pair<std::string, std::string>> env;
@@ -208,8 +114,8 @@ std::string Beside(const std::string& sshd, const char* name) {
 // gives a non-interactive session only its compiled-in PATH), the in-cluster
 // API address and the agent's settings, so that k8s-agent run by orted here
 // finds what the launcher's found.
-std::vector<std::pair<std::string, std::string>> SessionEnv(const Args& args,
-                                                            const RunDir& run) {
+std::vector<std::pair<std::string, std::string>> SessionEnv(
+    const SshdOptions& args, const RunDir& run) {
   auto env = Environment();
   std::vector<std::string> names = {"PATH", "LD_LIBRARY_PATH",
                                     "KUBERNETES_SERVICE_HOST",
@@ -236,8 +142,9 @@ std::vector<std::pair<std::string, std::string>> SessionEnv(const Args& args,
   return out;
 }
 
-void SayWhatRuns(const Args& args, const SessionUser& user, const JobKeys& keys,
-                 const std::string& sshd, const RunDir& run) {
+void SayWhatRuns(const SshdOptions& args, const SessionUser& user,
+                 const JobKeys& keys, const std::string& sshd,
+                 const RunDir& run) {
   std::fprintf(stderr,
                "k8s-agent-sshd: %s on port %d for %s; host key %s (%s); "
                "authorized keys %s; files in %s\n",
@@ -255,7 +162,7 @@ void SayWhatRuns(const Args& args, const SessionUser& user, const JobKeys& keys,
 }
 
 // Returns only on failure: on success sshd replaces this process.
-Status Run(const Args& args) {
+Status Run(const SshdOptions& args) {
   bool root = geteuid() == 0;
   StatusOr<SessionUser> found = ResolveSessionUser(args.user, geteuid());
   if (found.status().code() == Code::kNotFound) {
@@ -326,14 +233,15 @@ Status Run(const Args& args) {
 }
 
 int Main(int argc, char** argv) {
-  StatusOr<Args> args = ParseArgs(argc, argv);
+  StatusOr<SshdOptions> args =
+      ParseSshdOptions(std::vector<std::string>(argv + 1, argv + argc));
   if (!args.ok()) {
     std::fprintf(stderr, "k8s-agent-sshd: %s\n",
                  args.status().message().c_str());
     return kFailureExit;
   }
   if (args->help) {
-    std::fputs(kUsage, stdout);
+    std::fputs(SshdUsageText().c_str(), stdout);
     return 0;
   }
   if (args->version) {

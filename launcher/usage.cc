@@ -10,6 +10,7 @@
 #include "launcher/options.h"
 #include "plugin/agent/fatal_reasons.h"
 #include "plugin/base/strings.h"
+#include "plugin/base/usage_text.h"
 
 #ifndef K8S_AGENT_VERSION
 #define K8S_AGENT_VERSION "unknown"
@@ -17,10 +18,6 @@
 
 namespace k8s_agent {
 namespace {
-
-// Option help starts in this column; lines end before column 80.
-constexpr size_t kHelpColumn = 31;
-constexpr size_t kWidth = 79;
 
 // Each raw string starts with a newline, so its text starts in the first
 // column of the source as it does on the screen; Paragraph() drops it.
@@ -99,36 +96,6 @@ Examples:
   k8s-agent --report --svg launch.svg --chrome launch.json trace.jsonl w-*.jsonl
 )";
 
-/// Wraps `text` at kWidth columns, every line indented by `indent`.
-std::string Wrap(const std::string& text, size_t indent) {
-  std::string out;
-  size_t column = indent;
-  for (const std::string& word : Split(text, ' ')) {
-    if (column > indent && column + 1 + word.size() > kWidth) {
-      out += "\n" + std::string(indent, ' ');
-      column = indent;
-    } else if (column > indent) {
-      out += ' ';
-      ++column;
-    }
-    out += word;
-    column += word.size();
-  }
-  return out;
-}
-
-/// "  HEAD   help wrapped at kHelpColumn": a head too long for the column
-/// puts the help on the next line.
-std::string HelpLine(const std::string& head, const std::string& help) {
-  std::string line = "  " + head;
-  if (line.size() <= kHelpColumn) {
-    line.resize(std::max(kHelpColumn, line.size() + 1), ' ');
-  } else {
-    line += "\n" + std::string(kHelpColumn, ' ');
-  }
-  return line + Wrap(help, kHelpColumn) + "\n";
-}
-
 std::string ShortFlagLines() {
   std::string out;
   std::string ignored;
@@ -194,9 +161,10 @@ std::string ConfigFileText() {
     if (!names.empty()) names += ", ";
     names += std::string("--") + opt.name;
   }
-  return Wrap(std::string(kConfigFile) + " Command-line only: " + names +
-                  ". Precedence: command line, then environment, then file.",
-              0) +
+  return WrapText(
+             std::string(kConfigFile) + " Command-line only: " + names +
+                 ". Precedence: command line, then environment, then file.",
+             0) +
          "\n";
 }
 

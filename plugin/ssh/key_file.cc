@@ -2,74 +2,23 @@
 
 #include "plugin/ssh/key_file.h"
 
-#include <cstdint>
-#include <optional>
-
-#include "plugin/base/base64.h"
+#include "plugin/base/openssh_key.h"
 #include "plugin/base/strings.h"
 
 namespace k8s_agent::ssh {
-namespace {
-
-constexpr std::string_view kOpenSshBegin =
-    "-----BEGIN OPENSSH PRIVATE KEY-----";
-constexpr std::string_view kOpenSshMagic{"openssh-key-v1\0", 15};
-
-// An SSH "string" (uint32 length + bytes) at *at, or nullopt.
-std::optional<std::string_view> ReadString(std::string_view s, size_t* at) {
-  if (s.size() - *at < 4) return std::nullopt;
-  uint32_t n = (uint32_t{static_cast<unsigned char>(s[*at])} << 24) |
-               (uint32_t{static_cast<unsigned char>(s[*at + 1])} << 16) |
-               (uint32_t{static_cast<unsigned char>(s[*at + 2])} << 8) |
-               uint32_t{static_cast<unsigned char>(s[*at + 3])};
-  *at += 4;
-  if (s.size() - *at < n) return std::nullopt;
-  std::string_view out = s.substr(*at, n);
-  *at += n;
-  return out;
-}
-
-PrivateKeyInfo InspectOpenSsh(std::string_view text) {
-  PrivateKeyInfo info;
-  info.corrupt = true;  // Until the body parses.
-  size_t begin = text.find('\n', text.find(kOpenSshBegin));
-  size_t end = text.find("-----END", begin);
-  if (begin == std::string_view::npos || end == std::string_view::npos) {
-    return info;
-  }
-  std::string b64;
-  for (char c : text.substr(begin, end - begin)) {
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') b64 += c;
-  }
-  std::optional<std::string> blob = Base64Decode(b64);
-  if (!blob || blob->compare(0, kOpenSshMagic.size(), kOpenSshMagic) != 0) {
-    return info;
-  }
-  size_t at = kOpenSshMagic.size();
-  std::optional<std::string_view> cipher = ReadString(*blob, &at);
-  std::optional<std::string_view> kdf = ReadString(*blob, &at);
-  std::optional<std::string_view> kdf_options = ReadString(*blob, &at);
-  if (!cipher || !kdf || !kdf_options || blob->size() - at < 4) return info;
-  at += 4;  // Number of keys.
-  std::optional<std::string_view> public_key = ReadString(*blob, &at);
-  if (!public_key) return info;
-  size_t pk_at = 0;
-  std::optional<std::string_view> type = ReadString(*public_key, &pk_at);
-  if (!type) return info;
-  info.recognized = true;
-  info.corrupt = false;
-  info.encrypted = *cipher != "none";
-  info.type = std::string(*type);
-  return info;
-}
-
-}  // namespace
 
 PrivateKeyInfo InspectPrivateKey(std::string_view text) {
-  if (text.find(kOpenSshBegin) != std::string_view::npos) {
-    return InspectOpenSsh(text);
-  }
   PrivateKeyInfo info;
+  if (HasOpenSshKeyArmour(text)) {
+    StatusOr<OpenSshKey> key = ParseOpenSshKey(text);
+    info.corrupt = !key.ok();
+    if (key.ok()) {
+      info.recognized = true;
+      info.encrypted = key->encrypted();
+      info.type = key->type;
+    }
+    return info;
+  }
   struct Pem {
     std::string_view begin;
     const char* type;  // "" when the PEM header does not say.

@@ -16,8 +16,9 @@ struct PrivateKeyInfo {
   bool recognized = false;  ///< An OpenSSH or PEM private key.
   bool encrypted = false;   ///< Protected by a passphrase.
   std::string type;         ///< "ssh-ed25519", "ssh-rsa", "ssh-dss", ...
-  /// OpenSSH's BEGIN/END lines around a body that is not openssh-key-v1
-  /// (truncated, edited, not base64): no library can read it.
+  /// OpenSSH's BEGIN line over a body that is not openssh-key-v1
+  /// (truncated, edited, not base64; ParseOpenSshKey): no library can
+  /// read it.
   bool corrupt = false;
 };
 

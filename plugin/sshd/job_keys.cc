@@ -14,6 +14,7 @@
 
 #include "plugin/base/base64.h"
 #include "plugin/base/files.h"
+#include "plugin/base/openssh_key.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
 
@@ -104,36 +105,6 @@ StatusOr<std::string> ReadKeyFile(const std::string& path) {
   return out;
 }
 
-// The cipher an OpenSSH-format private key ("openssh-key-v1") is encrypted
-// with, "none" for a plain one; nullopt when the body does not decode.
-std::optional<std::string> OpensshCipher(std::string_view text) {
-  constexpr std::string_view kBegin = "-----BEGIN OPENSSH PRIVATE KEY-----";
-  constexpr std::string_view kEnd = "-----END OPENSSH PRIVATE KEY-----";
-  size_t begin = text.find(kBegin);
-  size_t end = text.find(kEnd);
-  if (begin == std::string_view::npos || end == std::string_view::npos ||
-      end < begin) {
-    return std::nullopt;
-  }
-  std::string body;
-  for (char c :
-       text.substr(begin + kBegin.size(), end - begin - kBegin.size())) {
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') body += c;
-  }
-  std::optional<std::string> raw = Base64Decode(body);
-  constexpr std::string_view kMagic("openssh-key-v1\0", 15);
-  if (!raw || raw->size() < kMagic.size() + 4 ||
-      std::string_view(*raw).substr(0, kMagic.size()) != kMagic) {
-    return std::nullopt;
-  }
-  const auto* p =
-      reinterpret_cast<const unsigned char*>(raw->data()) + kMagic.size();
-  size_t len = (size_t{p[0]} << 24) | (size_t{p[1]} << 16) |
-               (size_t{p[2]} << 8) | size_t{p[3]};
-  if (kMagic.size() + 4 + len > raw->size()) return std::nullopt;
-  return raw->substr(kMagic.size() + 4, len);
-}
-
 // sshd loads host keys without a terminal: a key it cannot use is a
 // permanent failure, better named now than as "no hostkeys available".
 Status CheckPrivateKey(const std::string& path, std::string_view text) {
@@ -143,9 +114,16 @@ Status CheckPrivateKey(const std::string& path, std::string_view text) {
         path + " is not a private key (no \"-----BEGIN ... PRIVATE KEY-----\"" +
         " line): the Secret holds something else under that name");
   }
+  // PEM says "ENCRYPTED" in its BEGIN line (PKCS#8) or a Proc-Type header.
   bool encrypted = text.find("ENCRYPTED") != std::string_view::npos;
-  if (std::optional<std::string> cipher = OpensshCipher(text)) {
-    encrypted = *cipher != "none";
+  if (HasOpenSshKeyArmour(text)) {
+    StatusOr<OpenSshKey> key = ParseOpenSshKey(text);
+    if (!key.ok()) {
+      return FailedPreconditionError(
+          path + ": " + key.status().message() + " (damaged: copy it into " +
+          "the Secret again, or make a new key with ssh-keygen -N '')");
+    }
+    encrypted = key->encrypted();
   }
   if (encrypted) {
     return FailedPreconditionError(

@@ -35,7 +35,8 @@ struct JobKeys {
 
 /// Reads the job's keys from `dir`. Fails, naming the file and what to do,
 /// when there is no host key, no authorized key, a file that cannot be read,
-/// or a private key sshd cannot use unattended (passphrase-protected).
+/// or a private key sshd cannot use unattended (passphrase-protected, or an
+/// OpenSSH key whose body is damaged).
 StatusOr<JobKeys> LoadJobKeys(const std::string& dir);
 
 /// The "type base64" of the first line of a .pub or authorized_keys-style

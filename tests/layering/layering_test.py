@@ -41,6 +41,9 @@ RULES = {
     "images/deliver": ["plugin/base"],
     # The option parser (k8s_options); main.cc (k8s-agent) links all.
     "launcher": ["plugin/base", "plugin/ssh", "launcher"],
+    # k8s-agent-sshd's options (k8s_sshd_options), which its main links:
+    # the sshd layer and their own header, no other launcher header.
+    "launcher:sshd": ["plugin/base", "plugin/sshd"],
     "tests/base": ["plugin/base", "tests/fakes"],
     "tests/ssh": ["plugin/base", "plugin/ssh", "tests/fakes"],
 }
@@ -50,8 +53,11 @@ HEADERS = {
                   "plugin/agent/fatal_reasons.h"],
                  ["plugin/kube/kube_client.h", "plugin/agent/host_waiter.h",
                   "plugin/kube/pod_watcher.h", "plugin/agent/agent.h"]),
+    "launcher:sshd": (["launcher/sshd_options.h"],
+                      ["launcher/option_table.h", "launcher/options.h"]),
 }
-SOURCES = {"launcher": "launcher/options.cc"}
+SOURCES = {"launcher": "launcher/options.cc",
+           "launcher:sshd": "launcher/sshd_options.cc"}
 TEST_ONLY = ["tests/fakes", "tests/integration/ssh", "tests/report"]
 
 

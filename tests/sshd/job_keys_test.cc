@@ -114,6 +114,25 @@ TEST(JobKeysTest, PassphraseProtectedKeysAreRefused) {
   EXPECT_FALSE(LoadJobKeys(b.path()).ok());
 }
 
+TEST(JobKeysTest, ADamagedOpenSshKeyIsRefusedWithTheReason) {
+  // Given a host key cut short inside its body (END line kept), expect the
+  // parser's reason, not sshd's later "no hostkeys available".
+  std::string whole = OpensshKeyText("none");
+  std::string body_end = "\n-----END";
+  std::string cut = whole.substr(0, whole.find(body_end) - 8) +
+                    whole.substr(whole.find(body_end));
+  SecretDir s;
+  s.Add("ssh_host_ed25519_key", cut);
+  s.Add("authorized_keys", kEcdsaPub);
+  auto keys = LoadJobKeys(s.path());
+  ASSERT_FALSE(keys.ok());
+  EXPECT_NE(keys.status().message().find(
+                s.path() + "/ssh_host_ed25519_key: not an OpenSSH private "
+                           "key: truncated at the private section (damaged"),
+            std::string::npos)
+      << keys.status().message();
+}
+
 TEST(JobKeysTest, SomethingElseUnderAKeyNameIsRefused) {
   SecretDir s;
   s.Add("id_rsa", kEcdsaPub);  // A public key where the private one goes.

@@ -29,6 +29,9 @@
 #                         the same hostname: the agent passes over the dying pod and runs on the replacement
 #   c12_injected_mpijob   an MPIJob as mpi-operator's samples write it, through k8s-agent inject --rbac --sshd
 #                         and the operator's controller, on the stock image: a rank on each worker
+#   c13_trainer_mpi       images/k8s/examples/trainer-v2.yaml as Kubeflow Trainer v2's MPI runtime and JobSet
+#                         set it up: ranks on the node pods, found by the Indexed Jobs' labels; then a stock
+#                         image runtime under Open MPI 5 with PR #4029's PRTE env, tree spawn at radix 1
 
 CS_IMG="$CL_REPO_DIR/images/k8s"
 CS_BED_PODS="$CL_REPO_DIR/tests/realapi/realapi_pods.py"
@@ -639,4 +642,135 @@ EOF2
   cat "$CS_WORK/pi-launcher.log"
   for n in 0 1; do grep -qx "pi-worker-$n" "$CS_WORK/pi-launcher.log" || fail "no rank ran on pi-worker-$n"; done
   cs_step "the injected MPIJob ran a rank on both workers"
+}
+
+# images/k8s/examples/trainer-v2.yaml as Kubeflow Trainer v2 sets it up (trainer_controller.py: the MPI
+# plugin's Secret, hostfile and launcher env, upserted, OMPI_MCA_plm_rsh_args="-o ConnectionAttempts=10"
+# replacing any the runtime gave; JobSet's headless Service and the Indexed Jobs' pods, named
+# hello-node-0-I-xxxxx with hostname hello-node-0-I): Open MPI 4 on the project's images, a rank on every
+# node pod, which the launcher's agent found through the Job controller's labels (the hostfile's
+# hello-node-0-I.hello is no pod name).
+c13_trainer_mpi() {
+  local n got
+  cs_rbac
+  sed -e 's|image: k8s-agent-launcher:latest|image: k8s-agent-launcher:cluster|' \
+    -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
+    "$CS_IMG/examples/trainer-v2.yaml" >"$CS_WORK/trainer.yaml"
+  { grep -q 'k8s-agent-launcher:cluster' "$CS_WORK/trainer.yaml" && grep -q 'k8s-agent-worker:cluster' "$CS_WORK/trainer.yaml" &&
+    ! grep -q ':latest' "$CS_WORK/trainer.yaml"; } || fail "images/k8s/examples/trainer-v2.yaml changed its images"
+  mkdir -p "$CS_WORK/trainer-key"
+  "$CL_PY" "$CL_REPO_DIR/tests/cluster/trainer_controller.py" "$CS_WORK/trainer.yaml" "$CS_NS" \
+    "$CS_WORK/trainer-key" >"$CS_WORK/trainer.json" || fail "rendering the TrainJob as Trainer does"
+  cs_k apply -f "$CS_WORK/trainer.json" >/dev/null || fail "applying the rendered TrainJob"
+  cs_wait_job hello-launcher-0 240
+  cat "$CS_WORK/hello-launcher-0.log"
+  for n in 0 1; do
+    grep -qx "hello-node-0-$n" "$CS_WORK/hello-launcher-0.log" || fail "no rank ran on hello-node-0-$n"
+  done
+  cs_agent_requests >"$CS_WORK/requests"
+  for n in 0 1; do
+    grep -qE "^(list|watch) 200 .*job-name%3Dhello-node-0%2Cbatch.kubernetes.io%2Fjob-completion-index%3D$n" \
+      "$CS_WORK/requests" || { cat "$CS_WORK/requests"; fail "no pod read by hello-node-0-$n's Job labels"; }
+  done
+  cs_step "ranks on both node pods under Trainer's env; agent's requests: $(awk '{print $1}' "$CS_WORK/requests" |
+    sort | uniq -c | tr -s ' \n' ' ')"
+
+  # Open MPI 5 on the stock image with trainer PR #4029's PRTE names (hostfile, short host names,
+  # plm_ssh_args replacing the runtime's), tree spawn at radix 1 over 4 nodes.
+  cs_trainer_stock >"$CS_WORK/stock.yaml"
+  "$CL_PY" "$CL_REPO_DIR/tests/cluster/trainer_controller.py" --prte "$CS_WORK/stock.yaml" "$CS_NS" \
+    "$CS_WORK/trainer-key" >"$CS_WORK/stock.json" || fail "rendering the stock TrainJob as Trainer with PR #4029 does"
+  cs_k apply -f "$CS_WORK/stock.json" >/dev/null || fail "applying the rendered stock TrainJob"
+  [[ "$(cs_jsonpath job/stock-launcher-0 \
+    '{.spec.template.spec.containers[0].env[?(@.name=="PRTE_MCA_plm_ssh_args")].value}')" == "-o ConnectionAttempts=10" ]] ||
+    fail "Trainer's PRTE_MCA_plm_ssh_args did not replace the runtime's"
+  cs_wait_job stock-launcher-0 300
+  cat "$CS_WORK/stock-launcher-0.log"
+  for n in 0 1 2 3; do
+    grep -qx "stock-node-0-$n" "$CS_WORK/stock-launcher-0.log" || fail "Open MPI 5: no rank ran on stock-node-0-$n"
+  done
+  got="$(cs_reads_from_workers stock-node-0 batch.kubernetes.io/job-name)"
+  ((got >= 3)) || fail "only $got node pods' agents read pods (radix 1 over 4 nodes: 3 expected)"
+  cs_step "Open MPI 5: ranks on all 4 node pods under PR #4029's env, $got nodes' agents launched the next level"
+}
+
+# The runtime of c13's second run: the stock image (Open MPI 5, no OpenSSH) with the delivery image's agent
+# and k8s-agent-sshd on Trainer's key at /root/.ssh (also the nodes' host key, checked by no one: Trainer's
+# Secret has no known_hosts), the ssh settings in an ssh_config named by K8S_AGENT_SSH_CONFIG (Trainer
+# replaces plm_ssh_args), no hostfile variable of its own: PR #4029's PRTE_MCA_prte_default_hostfile must
+# bring it. 4 nodes, tree spawn at radix 1.
+cs_trainer_stock() {
+  cat <<'EOF2'
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: k8s-agent-ssh}
+data:
+  ssh_config: |
+    Host *
+      StrictHostKeyChecking no
+      UserKnownHostsFile /dev/null
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: mpi-stock, labels: {trainer.kubeflow.org/framework: mpi}}
+spec:
+  mlPolicy:
+    numNodes: 1
+    mpi: {numProcPerNode: 1, mpiImplementation: OpenMPI, sshAuthMountPath: /root/.ssh, runLauncherAsNode: false}
+  template:
+    spec:
+      network: {publishNotReadyAddresses: true}
+      successPolicy: {operator: All, targetReplicatedJobs: [launcher]}
+      replicatedJobs:
+        - name: launcher
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  serviceAccountName: mpi-launcher
+                  initContainers:
+                    - {name: k8s-agent, image: "k8s-agent:cluster", args: [/opt/k8s-agent],
+                       volumeMounts: [{name: k8s-agent, mountPath: /opt/k8s-agent}]}
+                  containers:
+                    - name: node
+                      image: k8sa.local/stock:1
+                      env:
+                        - {name: PRTE_MCA_plm_ssh_agent, value: /opt/k8s-agent/k8s-agent}
+                        - {name: K8S_AGENT_SSH_CONFIG, value: /etc/k8s-agent-ssh/ssh_config}
+                        - {name: PRTE_MCA_plm_ssh_args, value: "-o ServerAliveInterval=30"}  # Replaced.
+                      args: [mpirun, --allow-run-as-root, --prtemca, rml_base_radix, "1", -n, "4", hostname]
+                      volumeMounts:
+                        - {name: k8s-agent, mountPath: /opt/k8s-agent, readOnly: true}
+                        - {name: k8s-agent-ssh, mountPath: /etc/k8s-agent-ssh, readOnly: true}
+                  volumes:
+                    - {name: k8s-agent, emptyDir: {}}
+                    - {name: k8s-agent-ssh, configMap: {name: k8s-agent-ssh}}
+        - name: node
+          template:
+            spec:
+              template:
+                spec:
+                  serviceAccountName: mpi-launcher  # Tree spawn: the nodes' agents read pods.
+                  initContainers:
+                    - {name: k8s-agent, image: "k8s-agent:cluster", args: [/opt/k8s-agent],
+                       volumeMounts: [{name: k8s-agent, mountPath: /opt/k8s-agent}]}
+                  containers:
+                    - name: node
+                      image: k8sa.local/stock:1
+                      command: [/opt/k8s-agent/k8s-agent-sshd, --port, "22", --keys, /root/.ssh]
+                      volumeMounts:
+                        - {name: k8s-agent, mountPath: /opt/k8s-agent, readOnly: true}
+                        - {name: k8s-agent-ssh, mountPath: /etc/k8s-agent-ssh, readOnly: true}
+                  volumes:
+                    - {name: k8s-agent, emptyDir: {}}
+                    - {name: k8s-agent-ssh, configMap: {name: k8s-agent-ssh}}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: stock}
+spec:
+  runtimeRef: {apiGroup: trainer.kubeflow.org, kind: ClusterTrainingRuntime, name: mpi-stock}
+  trainer: {numNodes: 4}
+EOF2
 }

@@ -24,7 +24,7 @@ cl_names
 # stock_root: the unchanged image of c07_stock_image (tests/bed/minbase_root.sh) cached, or built here when
 # missing, unless K8S_SSHD_BUILD=0 (as the portable sshd's test would, which ctest runs later on a cold machine), within
 # K8S_SSHD_BUILD_BUDGET seconds (default 900; ~2.5 min cold). Otherwise, or when it cannot be built here,
-# $CL_STATE.no-stock says why and only c07 to c10 and c12 skip: the other scenarios need no stock image.
+# $CL_STATE.no-stock says why and only c07 to c10, c12 and c13 skip: the other scenarios need no stock image.
 stock_root() {
   local minbase="$HERE/../bed/minbase_root.sh" out rc b0=$SECONDS
   "$minbase" check 2>/dev/null && return 0
@@ -112,7 +112,7 @@ down) down ;;
   [[ -f "$CL_STATE.failed" ]] && fail "$(cat "$CL_STATE.failed")"
   [[ -e "$CL_STATE/up" ]] || fail "no cluster at $CL_STATE (run: cluster.sh --state $CL_STATE up)"
   case "$cmd" in
-  c07_* | c08_* | c09_* | c10_* | c12_*) [[ -f "$CL_STATE.no-stock" ]] && skip "$(cat "$CL_STATE.no-stock")" ;;
+  c07_* | c08_* | c09_* | c10_* | c12_* | c13_*) [[ -f "$CL_STATE.no-stock" ]] && skip "$(cat "$CL_STATE.no-stock")" ;;
   esac
   # shellcheck source=tests/cluster/scenarios.sh
   source "$HERE/scenarios.sh"

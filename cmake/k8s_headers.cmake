@@ -27,25 +27,32 @@ function(k8s_target_headers target scope)
   endforeach()
 endfunction()
 
-# A header-only target of plain structs: the named headers alone, each
-# linked into an include root of the target's own
+# Named headers alone as TARGET's include root, each linked into a root of
+# the target's own
 #   build/include/TARGET/plugin/kube/cluster_config.h -> <source>/...
-# so a target that links it can include those headers and no other file of
-# their directory (the launcher's option parser sees cluster_config.h, not
-# kube_client.h). The headers may include only headers of the layers the
-# target links.
-#   k8s_header_only_target(TARGET FILE...)
+# so a target that links TARGET can include those headers and no other file
+# of their directory.
+#   k8s_target_header_files(TARGET PUBLIC|INTERFACE FILE...)
 # FILE is relative to the top of the source tree ("plugin/kube/x.h").
-function(k8s_header_only_target target)
-  add_library(${target} INTERFACE)
+function(k8s_target_header_files target scope)
   set(root "${CMAKE_BINARY_DIR}/include/${target}")
   foreach(file IN LISTS ARGN)
     if(NOT EXISTS "${PROJECT_SOURCE_DIR}/${file}")
-      message(FATAL_ERROR "k8s_header_only_target(${target}): no file ${file}")
+      message(FATAL_ERROR "k8s_target_header_files(${target}): no file ${file}")
     endif()
     get_filename_component(parent "${root}/${file}" DIRECTORY)
     file(MAKE_DIRECTORY "${parent}")
     file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${file}" "${root}/${file}" SYMBOLIC)
   endforeach()
-  target_include_directories(${target} INTERFACE "${root}")
+  target_include_directories(${target} ${scope} "${root}")
+endfunction()
+
+# A header-only target of plain structs: k8s_target_header_files of an
+# INTERFACE library (the launcher's option parser sees cluster_config.h,
+# not kube_client.h). The headers may include only headers of the layers
+# the target links.
+#   k8s_header_only_target(TARGET FILE...)
+function(k8s_header_only_target target)
+  add_library(${target} INTERFACE)
+  k8s_target_header_files(${target} INTERFACE ${ARGN})
 endfunction()

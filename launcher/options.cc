@@ -97,21 +97,9 @@ Status ScanLongOption(const std::vector<std::string>& args, size_t* i,
                                        : std::string("did you mean --") +
                                              meant->name + "? " + kSeeHelp);
   }
-  std::string value = "true";
-  if (opt->arg == nullptr) {
-    if (eq != std::string::npos) {
-      return UsageError(flag, "takes no value",
-                        "write " + flag + " alone; " + kSeeHelp);
-    }
-  } else if (eq != std::string::npos) {
-    value = word.substr(eq + 1);
-  } else if (*i < args.size()) {
-    value = args[(*i)++];
-  } else {
-    return UsageError(
-        flag, "missing value",
-        "use " + flag + " " + opt->arg + " or " + flag + "=" + opt->arg);
-  }
+  K8S_ASSIGN_OR_RETURN(
+      std::string value,
+      LongOptionValue(args, i, word, eq, flag, opt->arg, "true", kSeeHelp));
   Setting setting{opt, value, flag, Layer::kCommandLine};
   if (opt->source == OptionSource::kScan) return opt->set(setting, p);
   later->push_back(std::move(setting));

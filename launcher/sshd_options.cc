@@ -127,21 +127,9 @@ Status ScanLong(const std::vector<std::string>& args, size_t* i,
         meant ? "did you mean --" + std::string(names[*meant]) + "? " + kSeeHelp
               : std::string(kSeeHelp));
   }
-  std::string value;
-  if (opt->arg == nullptr) {
-    if (eq != std::string::npos) {
-      return UsageError(flag, "takes no value",
-                        "write " + flag + " alone; " + kSeeHelp);
-    }
-  } else if (eq != std::string::npos) {
-    value = word.substr(eq + 1);
-  } else if (*i < args.size()) {
-    value = args[(*i)++];
-  } else {
-    return UsageError(
-        flag, "missing value",
-        "use " + flag + " " + opt->arg + " or " + flag + "=" + opt->arg);
-  }
+  K8S_ASSIGN_OR_RETURN(
+      std::string value,
+      LongOptionValue(args, i, word, eq, flag, opt->arg, "", kSeeHelp));
   return opt->set(value, o);
 }
 

@@ -68,4 +68,23 @@ std::optional<size_t> ClosestName(std::string_view name,
   return best;
 }
 
+StatusOr<std::string> LongOptionValue(const std::vector<std::string>& args,
+                                      size_t* i, const std::string& word,
+                                      size_t eq, const std::string& flag,
+                                      const char* arg,
+                                      const std::string& flag_value,
+                                      const std::string& see_help) {
+  if (arg == nullptr) {
+    if (eq != std::string::npos) {
+      return UsageError(flag, "takes no value",
+                        "write " + flag + " alone; " + see_help);
+    }
+    return flag_value;
+  }
+  if (eq != std::string::npos) return word.substr(eq + 1);
+  if (*i < args.size()) return args[(*i)++];
+  return UsageError(flag, "missing value",
+                    "use " + flag + " " + arg + " or " + flag + "=" + arg);
+}
+
 }  // namespace k8s_agent

@@ -41,6 +41,18 @@ Status UsageError(const std::string& what, const std::string& why,
 std::optional<size_t> ClosestName(std::string_view name,
                                   const std::vector<std::string_view>& names);
 
+/// The value of the long option `flag` ("--name") given as args[*i - 1]
+/// (`word`, whose first '=' is at `eq`, or npos): what follows the '=',
+/// else the next word (advancing *i). For a flag (`arg` nullptr, the
+/// placeholder --help shows otherwise) `flag_value`, and "--flag=x" is an
+/// error. Errors are UsageError's and end with `see_help`.
+StatusOr<std::string> LongOptionValue(const std::vector<std::string>& args,
+                                      size_t* i, const std::string& word,
+                                      size_t eq, const std::string& flag,
+                                      const char* arg,
+                                      const std::string& flag_value,
+                                      const std::string& see_help);
+
 }  // namespace k8s_agent
 
 #endif  // K8S_AGENT_PLUGIN_BASE_USAGE_TEXT_H_

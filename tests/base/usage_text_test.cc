@@ -77,5 +77,46 @@ TEST(UsageTextTest, UsageErrorShape) {
       StatusIs(Code::kInvalidArgument, "--port x: not a port (use 1-65535)"));
 }
 
+// The value, or the error's message.
+std::string ValueOrError(const StatusOr<std::string>& value) {
+  return value.ok() ? *value : "error: " + value.status().message();
+}
+
+TEST(UsageTextTest, LongOptionValueFromEqualsOrTheNextWord) {
+  std::vector<std::string> args = {"--port=22", "--port", "2222", "--port"};
+  size_t i = 1;
+  EXPECT_EQ(ValueOrError(LongOptionValue(args, &i, args[0], 6, "--port", "PORT",
+                                         "", "see --help")),
+            "22");
+  EXPECT_EQ(i, 1u);
+  i = 2;
+  EXPECT_EQ(ValueOrError(LongOptionValue(args, &i, args[1], std::string::npos,
+                                         "--port", "PORT", "", "see --help")),
+            "2222");
+  EXPECT_EQ(i, 3u);
+  i = 4;
+  EXPECT_THAT(LongOptionValue(args, &i, args[3], std::string::npos, "--port",
+                              "PORT", "", "see --help"),
+              StatusIs(Code::kInvalidArgument,
+                       "--port: missing value (use --port PORT or "
+                       "--port=PORT)"));
+}
+
+TEST(UsageTextTest, LongOptionValueOfAFlag) {
+  std::vector<std::string> args = {"--help", "next", "--help=yes"};
+  size_t i = 1;
+  EXPECT_EQ(
+      ValueOrError(LongOptionValue(args, &i, args[0], std::string::npos,
+                                   "--help", nullptr, "true", "see --help")),
+      "true");
+  EXPECT_EQ(i, 1u);  // A flag takes no word.
+  i = 3;
+  EXPECT_THAT(LongOptionValue(args, &i, args[2], 6, "--help", nullptr, "true",
+                              "see --help"),
+              StatusIs(Code::kInvalidArgument,
+                       "--help: takes no value (write --help alone; see "
+                       "--help)"));
+}
+
 }  // namespace
 }  // namespace k8s_agent

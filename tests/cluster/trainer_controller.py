@@ -43,11 +43,13 @@ import json
 import os
 import secrets
 import string
-import subprocess
 import sys
 import uuid
 
 import yaml
+
+# Trainer makes its key as mpi-operator does: ECDSA P-521, SEC1 PEM, an authorized_keys line.
+from mpijob_controller import key_pair
 
 JOBSET = "jobset.sigs.k8s.io/"
 HOSTFILE_DIR = "/etc/mpi"
@@ -57,21 +59,6 @@ RSH_ARGS = "-o ConnectionAttempts=10"
 # What the Job controller gives every container of an Indexed Job's pod.
 COMPLETION_INDEX_ENV = {"name": "JOB_COMPLETION_INDEX", "valueFrom": {
     "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}
-
-
-def key_pair(keydir):
-    """An ECDSA P-521 key as Trainer makes one: SEC1 PEM private key, authorized_keys line (with newline)."""
-    key = os.path.join(keydir, "id")
-    if not os.path.exists(key):
-        subprocess.run(["ssh-keygen", "-q", "-t", "ecdsa", "-b", "521", "-m", "PEM", "-N", "", "-f", key],
-                       check=True)
-    with open(key) as f:
-        private = f.read()
-    with open(key + ".pub") as f:
-        public = " ".join(f.read().split()[:2]) + "\n"
-    if "BEGIN EC PRIVATE KEY" not in private:
-        sys.exit(f"{key}: not an EC PRIVATE KEY PEM")
-    return private, public
 
 
 def upsert(items, item, key):

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 # Worker image: Debian's Open MPI and sshd on port 2222 as uid 1000
-# (mpiuser), keys from the job's ssh Secret; also carries k8s-agent, which
-# orted runs here under tree spawn (more than 64 hosts).
+# (mpiuser), run by k8s-agent-sshd from the job's ssh Secret; also carries
+# k8s-agent, which orted/prted runs here under tree spawn (more than 64
+# hosts).
 #
 # Build with scripts/images.sh: it builds k8s-agent once on the host and
-# stages this image's build context (k8s-agent, the MCA presets, the
-# entrypoint scripts), so no compiler runs in the image and a source change
+# stages this image's build context (k8s-agent, k8s-agent-sshd, the MCA
+# presets), so no compiler runs in the image and a source change
 # costs a COPY, not a rebuild. Run with the Secret mounted at /etc/ssh-secret
 # (see images/k8s/).
 
@@ -25,25 +26,27 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* /etc/ssh/ssh_host_*
 RUN useradd --uid 1000 --user-group --create-home --shell /bin/bash mpiuser
 
-COPY k8s-agent /usr/local/bin/k8s-agent
-COPY ssh-setup.sh worker-entrypoint.sh /usr/local/lib/k8s-agent/
+# No sshd beside k8s-agent-sshd here, so it runs Debian's /usr/sbin/sshd
+# (the delivery image pairs it with the portable one instead).
+COPY k8s-agent k8s-agent-sshd /usr/local/bin/
 # Under tree spawn the orted here launches further daemons, and a preset in
 # a config file is not forwarded to it: it reads this node's file. Debian's
 # openmpi-common ships openmpi-mca-params.conf with only comments.
 COPY openmpi-mca-params.conf prte-mca-params.conf /etc/openmpi/
 
 # sshd gives ssh sessions (orted, prted) only its compiled-in PATH and none of
-# the container's environment; the entrypoint copies PATH, LD_LIBRARY_PATH
-# (when set) and K8S_AGENT_* into sshd's SetEnv. So an image built FROM this
-# one sets e.g. ENV PATH=/opt/app/bin:$PATH or
+# the container's environment; k8s-agent-sshd copies PATH, LD_LIBRARY_PATH
+# (when set), KUBERNETES_SERVICE_* and K8S_AGENT_* into sshd's SetEnv. So an
+# image built FROM this one sets e.g. ENV PATH=/opt/app/bin:$PATH or
 # ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64 and remote daemons see it.
 # Debian's Open MPI lives in /usr/bin and the default library path, so no
 # LD_LIBRARY_PATH is set here (an empty one would mean ".").
-ENV PATH=/usr/local/bin:/usr/bin:/bin \
-    SECRET_DIR=/etc/ssh-secret \
-    SSH_PORT=2222
+ENV PATH=/usr/local/bin:/usr/bin:/bin
 
 USER 1000:1000
 WORKDIR /home/mpiuser
 EXPOSE 2222
-ENTRYPOINT ["/usr/local/lib/k8s-agent/worker-entrypoint.sh"]
+# Defaults: port 2222, the Secret at /etc/ssh-secret, its files in a fresh
+# directory under $TMPDIR or /tmp (an emptyDir under readOnlyRootFilesystem).
+# Arguments are its options (k8s-agent-sshd --help), e.g. --keys /etc/mpi.
+ENTRYPOINT ["/usr/local/bin/k8s-agent-sshd"]

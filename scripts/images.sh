@@ -197,7 +197,7 @@ stage_context() {
   chmod 0755 "$ctx"/k8s-agent-sshd "$ctx"/sshd "$ctx"/sshd-session "$ctx"/sshd-auth
   cp "$repo/ompi-conf/openmpi-mca-params.conf" "$repo/ompi-conf/prte-mca-params.conf" "$repo/images/ompi-env.sh" "$ctx/"
   if [[ "$arch" == amd64 ]]; then
-    cp "$repo/images/ssh-setup.sh" "$repo/images/worker-entrypoint.sh" "$repo/images/launcher-entrypoint.sh" "$ctx/"
+    cp "$repo/images/ssh-setup.sh" "$repo/images/launcher-entrypoint.sh" "$ctx/"
   fi
   chmod 0755 "$ctx"/k8s-agent "$ctx"/k8s-agent-deliver "$ctx"/*.sh
   chmod 0644 "$ctx"/*.conf

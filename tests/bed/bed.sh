@@ -402,7 +402,7 @@ bed_sshd_spawn() {
 
 # sshd -D writes its PidFile after binding the listener: the file appearing means "accepting".
 # A pod that dies fails at once; a live one gets BED_SSHD_START_S (30) seconds: an image entrypoint
-# (worker-entrypoint.sh: some 30 processes before sshd) takes several seconds on a loaded machine.
+# (a shell entrypoint of many processes before sshd) takes several seconds on a loaded machine.
 bed_sshd_wait() {
   local name="$1" pid deadline pidfile
   pid="$(cat "$BED_DIR/pids/sshd-$name.pid")"

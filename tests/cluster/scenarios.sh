@@ -276,7 +276,7 @@ spec:
       containers:
         - name: worker
           image: k8s-agent-worker:cluster
-          command: ["bash", "-c", "if [[ ! -e /marker/tried ]]; then : >/marker/tried; exit 1; fi; exec /usr/local/lib/k8s-agent/worker-entrypoint.sh"]
+          command: ["bash", "-c", "if [[ ! -e /marker/tried ]]; then : >/marker/tried; exit 1; fi; exec k8s-agent-sshd"]
           volumeMounts:
             - {name: marker, mountPath: /marker}
             - {name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}
@@ -555,7 +555,7 @@ spec:
         - name: worker
           image: k8s-agent-worker:cluster
           # PID 1 ignores the kubelet's SIGTERM; sshd, its child, never gets one.
-          command: ["bash", "-c", "trap '' TERM; /usr/local/lib/k8s-agent/worker-entrypoint.sh & wait"]
+          command: ["bash", "-c", "trap '' TERM; k8s-agent-sshd & wait"]
           volumeMounts:
             - {name: ssh-secret, mountPath: /etc/ssh-secret, readOnly: true}
             - {name: podinfo, mountPath: /etc/podinfo, readOnly: true}

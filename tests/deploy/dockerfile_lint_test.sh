@@ -84,8 +84,7 @@ def ignored(path, patterns):
 # (scripts/sshd_build.sh), the presets and the entrypoints.
 images_sh = open(os.path.join(repo, "scripts", "images.sh")).read()
 sources = {"openmpi-mca-params.conf": "ompi-conf", "prte-mca-params.conf": "ompi-conf",
-           "ssh-setup.sh": "images", "worker-entrypoint.sh": "images",
-           "launcher-entrypoint.sh": "images", "ompi-env.sh": "images"}
+           "ssh-setup.sh": "images", "launcher-entrypoint.sh": "images", "ompi-env.sh": "images"}
 context = {"k8s-agent", "k8s-agent-deliver", "k8s-agent-sshd", "sshd", "sshd-session", "sshd-auth",
            "sbom.spdx.json", "licenses"} | set(sources)
 check("scripts/lib/sbom.py" in images_sh, "images.sh writes the SBOM and the licences")
@@ -146,13 +145,17 @@ for name in ("worker", "launcher"):
     check(len(entry) == 1, f"{where}: one ENTRYPOINT")
     if entry:
         argv = json.loads(entry[0])
-        script = f"{name}-entrypoint.sh"
-        check(dests.get(script) == argv[0], f"{where}: ENTRYPOINT runs {script}")
-        check(dests.get("ssh-setup.sh", "").rsplit("/", 1)[0] == argv[0].rsplit("/", 1)[0],
-              f"{where}: ssh-setup.sh beside the entrypoint")
-        if name == "launcher":
-            check(dests.get("ompi-env.sh", "").rsplit("/", 1)[0] == argv[0].rsplit("/", 1)[0],
-                  f"{where}: ompi-env.sh beside the entrypoint")
+        if name == "worker":
+            # The worker side is k8s-agent-sshd, with no shell entrypoint of its own.
+            check(dests.get("k8s-agent-sshd") == argv[0] and len(argv) == 1,
+                  f"{where}: ENTRYPOINT runs k8s-agent-sshd (options as the pod's args)")
+            check("ssh-setup.sh" not in dests, f"{where}: no shell ssh setup")
+        else:
+            script = f"{name}-entrypoint.sh"
+            check(dests.get(script) == argv[0], f"{where}: ENTRYPOINT runs {script}")
+            for f in ("ssh-setup.sh", "ompi-env.sh"):
+                check(dests.get(f, "").rsplit("/", 1)[0] == argv[0].rsplit("/", 1)[0],
+                      f"{where}: {f} beside the entrypoint")
     env = " ".join(r for w, r in runtime["instrs"] if w == "ENV")
     check("PATH=" in env and "/usr/local/bin" in env, f"{where}: PATH includes /usr/local/bin")
     if name == "worker":

@@ -276,9 +276,17 @@ s_worker_sshd() {
   [[ "$(awk '/^Uid:/ { print $2 }' <<<"$status")" == 1000 ]] || fail "the worker's sshd is not uid 1000"
   [[ "$(awk '/^CapEff:/ { print $2 }' <<<"$status")" == 0000000000000000 ]] || fail "the worker's sshd has capabilities"
   [[ "$(cat "/proc/$pid/comm")" == sshd ]] || fail "the container's main process is $(cat "/proc/$pid/comm"), not sshd"
-  podman exec "$BED_PREFIX-w-0" grep -qx 'StrictModes yes' /home/mpiuser/.sshd/sshd_config ||
-    fail "the worker's sshd runs without StrictModes"
-  step "w-0: sshd as uid 1000, no capabilities, StrictModes yes, listening on 2222"
+  # k8s-agent-sshd (the ENTRYPOINT) became Debian's sshd with a config in a private run dir of uid 1000.
+  # (sshd rewrites its command line: the config is found in /tmp, where k8s-agent-sshd made its run dir.)
+  local config
+  [[ "$(readlink "/proc/$pid/exe")" == /usr/sbin/sshd ]] || fail "the worker's sshd is $(readlink "/proc/$pid/exe")"
+  config="$(podman exec "$BED_PREFIX-w-0" sh -c 'echo /tmp/k8s-agent-sshd.*/sshd_config')"
+  [[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" == *" -f $config "* ]] ||
+    fail "the worker's sshd does not run with $config: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
+  out="$(podman exec "$BED_PREFIX-w-0" stat -c '%u %a' "${config%/*}")"
+  [[ "$out" == "1000 700" ]] || fail "the run dir ${config%/*} is $out, not 1000 700"
+  podman exec "$BED_PREFIX-w-0" grep -qx 'AllowUsers mpiuser' "$config" || fail "sshd_config: not only mpiuser"
+  step "w-0: sshd as uid 1000, no capabilities, config in ${config%/*} (1000, 0700), listening on 2222"
   # The host's k8s-agent, in the launcher pod, with the Secret's key and known_hosts.
   out="$(bed_exec_launcher "$E2E_AGENT" -p 2222 -l mpiuser -i "$SECRET/id_ed25519" \
     -o UserKnownHostsFile="$SECRET/known_hosts" -o StrictHostKeyChecking=yes w-0 \
@@ -286,8 +294,8 @@ s_worker_sshd() {
   [[ "$out" == *"1000 w-0 $(bed_pod_ip apiserver) /usr/local/bin:/usr/bin:/bin"* ]] || fail "session on w-0: $out"
   step "k8s-agent session on w-0: $out"
   # readOnlyRootFilesystem: HOME is not writable, /tmp is (podman's --read-only mounts a tmpfs there, as
-  # an emptyDir would). sshd starts from the Secret in place; the client settings for tree spawn go to
-  # /tmp and reach sessions as K8S_AGENT_SSH_CONFIG (launcher_tree_late spawns through such a worker).
+  # an emptyDir would). k8s-agent-sshd's run dir is in /tmp anyway; the client settings for tree spawn
+  # reach sessions as K8S_AGENT_SSH_CONFIG (launcher_tree_late spawns through such a worker).
   WORKER_RUN_ARGS=(--read-only)
   img_worker_start w-1
   WORKER_RUN_ARGS=()
@@ -295,8 +303,8 @@ s_worker_sshd() {
   out="$(bed_exec_launcher "$E2E_AGENT" -p 2222 -l mpiuser -i "$SECRET/id_ed25519" \
     -o UserKnownHostsFile="$SECRET/known_hosts" w-1 'echo "$(id -u) $(hostname) $K8S_AGENT_SSH_CONFIG"; touch ~/x' \
     2>>"$BED_DIR/out-agent.txt")" && fail "HOME of the read-only w-1 is writable"
-  [[ "$out" == "1000 w-1 /tmp/sshd-1000/ssh/config" ]] || fail "session on the read-only w-1: $out"
-  step "read-only w-1: sshd from the Secret in place (StrictModes no), session ok: $out"
+  [[ "$out" == "1000 w-1 /tmp/k8s-agent-sshd."*"/user/config" ]] || fail "session on the read-only w-1: $out"
+  step "read-only w-1: session ok: $out"
   # A settings file that is named but missing is an error, as with ssh -F (not a silent fallback).
   out="$(K8S_AGENT_SSH_CONFIG=/nonexistent/config bed_exec_launcher "$E2E_AGENT" w-1 true 2>&1)"
   rc=$?
@@ -308,7 +316,7 @@ s_worker_sshd() {
 # One job for both: the launcher image's mpirun (its entrypoint and preset; no agent on the command line)
 # with tree spawn (routed_radix 1: launcher -> w-0 -> w-1 -> w-2) over three worker pods, two of them late.
 # The launcher's agent waits for w-0; the agent that orted runs inside w-1 (with the client settings the
-# worker's entrypoint wrote, the in-cluster credentials and the trace setting passed by sshd's SetEnv)
+# worker's k8s-agent-sshd wrote, the in-cluster credentials and the trace setting passed by sshd's SetEnv)
 # waits for w-2. Each late pod is Running before its sshd listens, as on a cluster. w-1 and the launcher
 # run with read-only root file systems.
 s_launcher_tree_late() {

@@ -648,20 +648,20 @@ EOW
   pass
 }
 
-# The images' own entrypoints in the bed: each worker pod runs images/worker-entrypoint.sh as uid
-# 1000 ("mpiuser"), which installs a Kubernetes-style ssh Secret (user key + ONE shared host key, layout of
-# images/k8s/ssh-secret.example.yaml) and runs sshd on 2222; the launcher pod runs
+# The images' own entrypoints in the bed: each worker pod runs k8s-agent-sshd (the worker image's
+# ENTRYPOINT) as uid 1000 ("mpiuser"), which installs a Kubernetes-style ssh Secret (user key + ONE shared
+# host key, layout of images/k8s/ssh-secret.example.yaml) and runs the system's sshd on 2222; the launcher pod runs
 # images/launcher-entrypoint.sh as uid 1000, which writes ~/.ssh/config (Port 2222, known_hosts trusting the
 # shared host key for "*") and execs mpirun. Like the images: PATH holds k8s-agent (as /usr/local/bin does),
 # the preset ompi-conf/openmpi-mca-params.conf is bind-mounted on /etc/openmpi/ (plm_rsh_agent = k8s-agent),
 # no option on the mpirun line. Job 1: direct launch; job 2: tree spawn (radix 1), where orted on w-0 runs
-# k8s-agent for w-1 with the client config worker-entrypoint.sh wrote.
+# k8s-agent for w-1 with the client config k8s-agent-sshd wrote.
 # uid 1000 gets the name mpiuser and a per-pod HOME from passwd/group copies bind-mounted in each pod's
-# private mount namespace (as tests/deploy/worker_entrypoint_test.sh does): the host's user database, where
-# uid 1000 may be someone else, is never touched.
+# private mount namespace: the host's user database, where uid 1000 may be someone else, is never touched.
 s17_image_entrypoints() {
   need_agent
   command -v setpriv >/dev/null || skip "setpriv (util-linux) missing"
+  [[ -x "${K8S_AGENT_SSHD:-}" ]] || fail "K8S_AGENT_SSHD must name the built k8s-agent-sshd (ctest sets it)"
   bed_begin 2
   local img="$BED_DIR/img" secret data pod f
   # uid 1000 walks through the bed dir to its own files, without being able to list it.
@@ -669,8 +669,9 @@ s17_image_entrypoints() {
   mkdir -p "$img/bin" "$img/etc" "$img/home"
   chmod 755 "$img" "$img/bin" "$img/etc" "$img/home"
   cp "$E2E_AGENT" "$img/bin/k8s-agent"
+  cp "$K8S_AGENT_SSHD" "$img/bin/k8s-agent-sshd"
   cp "$HELLO" "$img/bin/mpi_hello"
-  chmod 755 "$img/bin/k8s-agent" "$img/bin/mpi_hello"
+  chmod 755 "$img/bin/k8s-agent" "$img/bin/k8s-agent-sshd" "$img/bin/mpi_hello"
   # The Secret as the kubelet mounts it: timestamped data dir, ..data symlink, per-key symlinks, files
   # root:fsGroup 0440, the directory world-writable and sticky.
   secret="$img/secret"
@@ -721,20 +722,21 @@ if ! mount -t overlay bedetc -o "lowerdir=/etc,upperdir=\$ov/upper,workdir=\$ov/
 fi
 cd "$img/home/\$pod"
 exec setpriv --reuid=1000 --regid=1000 --clear-groups env -i HOME="$img/home/\$pod" USER=mpiuser LOGNAME=mpiuser \\
-  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 SSHD_LOG_LEVEL="$sshd_log_level" \\
+  PATH="$img/bin:/usr/local/bin:/usr/bin:/bin" SECRET_DIR="$secret" SSH_PORT=2222 \\
   KUBERNETES_SERVICE_HOST="$(bed_pod_ip apiserver)" KUBERNETES_SERVICE_PORT="$BED_API_PORT" \\
   K8S_AGENT_TRACE="$BED_DIR/trace.jsonl" "\$@"
 EOW
   chmod 755 "$img/bin/as-mpiuser"
-  export BED_SSHD_CMD="$img/bin/as-mpiuser \"\$1\" $BED_REPO_DIR/images/worker-entrypoint.sh"
+  # As the image runs it (no sshd beside it: /usr/sbin/sshd), with the Secret and a run dir of the pod's.
+  export BED_SSHD_CMD="$img/bin/as-mpiuser \"\$1\" $img/bin/k8s-agent-sshd --keys $secret --run-dir $img/home/\"\$1\"/.sshd --log-level $sshd_log_level"
   export BED_SSHD_PIDFILE="$img/home/{pod}/.sshd/sshd.pid"
-  bed_all_ready || fail "workers (worker-entrypoint.sh) not ready"
+  bed_all_ready || fail "workers (k8s-agent-sshd) not ready"
   for pod in w-0 w-1; do
     f="$(bed_sshd_pidfile "$pod")"
     [[ "$(awk '/^Uid:/{print $2}' "/proc/$(cat "$f")/status")" == 1000 ]] || fail "sshd of $pod does not run as uid 1000"
     grep -q '^Port 2222$' "$img/home/$pod/.sshd/sshd_config" || fail "sshd of $pod: no Port 2222"
   done
-  step "worker-entrypoint.sh: sshd as uid 1000 on :2222 in w-0 and w-1"
+  step "k8s-agent-sshd: sshd as uid 1000 on :2222 in w-0 and w-1"
 
   local run
   for run in direct tree; do
@@ -759,7 +761,7 @@ EOW
   done
   grep -q '^  Port 2222$' "$img/home/launcher/.ssh/config" || fail "launcher-entrypoint.sh wrote no Port 2222"
   # Tree spawn: orted on w-0 ran k8s-agent for w-1 (as mpiuser, with the client config and known_hosts
-  # that worker-entrypoint.sh wrote on w-0), so w-1's sshd saw a login from w-0.
+  # that k8s-agent-sshd wrote on w-0), so w-1's sshd saw a login from w-0.
   grep -q 'Accepted publickey for mpiuser from '"$(bed_pod_ip w-0)" "$BED_DIR/log/sshd-w-1.log" ||
     fail "tree spawn: no login from w-0 to w-1 (sshd-w-1.log)"
   for pod in w-0 w-1; do

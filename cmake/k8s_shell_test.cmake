@@ -6,7 +6,9 @@
 # the machine cannot run it: not root, a tool or a cache missing. ctest
 # counts that as a failure unless the test has SKIP_RETURN_CODE 77. When
 # each registration set it by hand, some forgot, and their tests failed as
-# non-root instead of skipping; so it is set here only.
+# non-root instead of skipping; so it is set here only, and the unit
+# test registration.shell_tests (tests/registration) fails on a script
+# test registered any other way.
 
 # k8s_shell_test(NAME name COMMAND program arg... LABELS label...
 #                TIMEOUT seconds [RUN_SERIAL] [ENVIRONMENT VAR=value...]

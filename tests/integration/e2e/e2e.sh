@@ -30,13 +30,16 @@ E2E_NAME="${1:-}"
 . "$(dirname "${BASH_SOURCE[0]}")/e2e_operators.sh"
 # shellcheck source=e2e_stock.sh
 . "$(dirname "${BASH_SOURCE[0]}")/e2e_stock.sh"
+# shellcheck source=e2e_launchers.sh
+. "$(dirname "${BASH_SOURCE[0]}")/e2e_launchers.sh"
 
 SCENARIOS=(s00_bed_selfcheck s01_all_ready s02_pod_created_late s03_pending_then_running s04a_pod_failed
   s04b_image_pull_backoff s05_recreated_new_ip s06_tree_spawn s07_no_tree_spawn s08_fqdn_hostfile
   s09_preset_conf s10_signals s11_mpich_hydra s12_sixteen_staggered s13_openmpi5
   s14_link_cut s15_kill_agent s16_valgrind s17_image_entrypoints s18_openmpi5_tree_spawn
   s19_openmpi5_no_tree_spawn s20_openmpi5_late_and_failing s21_openmpi5_stdin_key s22_mpi4py
-  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames s26_stock_workers s27_openmpi5_tree_args)
+  s23_mpi_operator_keys s24_volcano_rsa_pkcs1 s25_jobset_hostnames s26_stock_workers s27_openmpi5_tree_args
+  s28_deepspeed_openmpi_argv s29_horovodrun_argv s30_torchrun_rdzv_ip)
 
 # The bed itself: hostnames, credentials, isolation, and a plain-ssh MPI job (no k8s-agent involved).
 s00_bed_selfcheck() {

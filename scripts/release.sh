@@ -6,6 +6,9 @@
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
 #
+# VERSION is the binary's (k8s-agent --version), from the git tag (cmake/build_info.cmake): X.Y.Z at a tag
+# vX.Y.Z, X.Y.(Z+1)-dev.N+gSHORT N commits after it, 0.1.0-dev.N+gSHORT before the first tag.
+#
 # usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty] [--help]
 #   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
 #                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
@@ -76,6 +79,15 @@ if [[ "$built" == *-dirty || -n "$dirty" ]] && ((!allow_dirty)); then
 fi
 [[ "$built" == "$head$dirty" ]] ||
   die "$bin ($built) was built before the tree's last changes ($head$dirty): build it again"
+# The version is the git tag's (cmake/build_info.cmake): a tag made after the build is not in the binary.
+base="$(sed -n 's/^project(k8s-agent VERSION \([0-9.]*\) .*/\1/p' CMakeLists.txt)"
+info="$(mktemp)"
+cmake -DSRC="$PWD" -DOUT="$info" -DBASE_VERSION="$base" -P cmake/build_info.cmake ||
+  { rm -f "$info"; die "cmake/build_info.cmake failed"; }
+want="$(sed -n 's/^#define K8S_AGENT_VERSION "\(.*\)"$/\1/p' "$info")"
+rm -f "$info"
+[[ "$version" == "$want" ]] ||
+  die "$bin says version $version, the tree's tags make it $want: build it again (cmake --build $build_dir)"
 # `k8s-agent inject` execs k8s-agent-inject from the agent's directory: the same build's.
 inject="$build_dir/launcher/k8s-agent-inject"
 [[ -x "$inject" ]] || die "$inject not built (cmake --build $build_dir --target k8s-agent-inject)"

@@ -59,7 +59,10 @@ archive="$("${rel[@]}" --build-dir "$build" --out "$tmp/dist" "${allow[@]}")" ||
 again="$("${rel[@]}" --build-dir "$build" --out "$tmp/again" "${allow[@]}")" || fail "release.sh failed"
 cmp -s "$archive" "$again" || fail "two archives of one build differ"
 name="$(basename "$archive" .tar.gz)"
-[[ "$name" =~ ^k8s-agent-[0-9]+\.[0-9]+\.[0-9]+-linux-$arch$ ]] || fail "archive name $name"
+# The binary's version (the git tag's: cmake/build_info.cmake, tests/launcher/version_test.sh).
+version="$(${run[@]+"${run[@]}"} "$build/launcher/k8s-agent" --version | awk 'NR == 1 { print $2 }')"
+[[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?$ ]] || fail "version $version"
+[[ "$name" == "k8s-agent-$version-linux-$arch" ]] || fail "archive name $name, version $version"
 mkdir -p "$tmp/x"
 tar -xzf "$archive" -C "$tmp/x" || fail "cannot extract $archive"
 bin="$tmp/x/$name/bin/k8s-agent"

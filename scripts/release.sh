@@ -15,33 +15,43 @@
 #                                 statically linked library
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
+#   dist/SHA256SUMS       the checksums of every k8s-agent-VERSION-linux-*.tar.gz in the directory (both
+#                         arches after two runs), rewritten at each run
+#   dist/SHA256SUMS.sig   with --sign-key: its SSH signature (ssh-keygen -Y sign -n file); without a key
+#                         none (an old one is removed: it no longer matches) and a line on stderr says so
+# Verify (README.md, "Releases"): ssh-keygen -Y verify -f allowed_signers -I ID -n file -s SHA256SUMS.sig
+#   < SHA256SUMS && sha256sum -c SHA256SUMS
 #
 # VERSION is the binary's (k8s-agent --version), from the git tag (cmake/build_info.cmake): X.Y.Z at a tag
 # vX.Y.Z, X.Y.(Z+1)-dev.N+gSHORT N commits after it, 0.1.0-dev.N+gSHORT before the first tag.
 #
-# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty] [--help]
+# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty]
+#                           [--sign-key KEY] [--help]
 #   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
 #                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
 #   --build-dir DIR  package the k8s-agent already built in DIR (default: build ARCH's preset)
 #   --out DIR        where to write (default: dist/)
+#   --sign-key KEY   sign SHA256SUMS with the SSH private key KEY (its public half goes in the verifiers'
+#                    allowed_signers)
 #   --allow-dirty    package a binary built from a tree with uncommitted changes (its --version says so)
 # The binaries are the default (or aarch64) build's (static but for glibc >= 2.34), with their debug info
 # stripped. Each must have been built from the commit the tree is at (its --version names it), so an archive
 # never pairs one commit's README with another's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="" out="dist" allow_dirty=0 arch=x86_64
+build_dir="" out="dist" allow_dirty=0 arch=x86_64 sign_key=""
 # The header above, without its "# ": asked for, on stdout and exit 0; after a bad option, on stderr.
 usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
   case "$1" in
   -h | --help) usage; exit 0 ;;
-  --arch | --build-dir | --out)
+  --arch | --build-dir | --out | --sign-key)
     (($# >= 2)) || { echo "release: $1 needs a value" >&2; usage >&2; exit 2; }
     case "$1" in
     --arch) arch="$2" ;;
     --build-dir) build_dir="$2" ;;
     --out) out="$2" ;;
+    --sign-key) sign_key="$2" ;;
     esac
     shift 2
     ;;
@@ -51,6 +61,11 @@ while (($#)); do
 done
 die() { echo "release: $*" >&2; exit 1; }
 # Per arch: the preset, the ELF machine readelf names, how the binary runs here, the strip of its binutils.
+# A key that cannot sign is found before anything is built.
+if [[ -n "$sign_key" ]]; then
+  [[ -r "$sign_key" ]] || die "--sign-key $sign_key: no such readable file"
+  command -v ssh-keygen >/dev/null || die "--sign-key needs ssh-keygen (openssh-client)"
+fi
 case "$arch" in
 x86_64) preset=default machine="Advanced Micro Devices X86-64" run=() strip=strip ;;
 aarch64)
@@ -147,4 +162,17 @@ mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$stage" -cf - "$name" |
   gzip -n -9 >"$out/$name.tar.gz"
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+# One checksum file over this version's archives (every arch written here), signed when asked.
+(
+  cd "$out"
+  shopt -s nullglob
+  archives=("k8s-agent-$version-linux-"*.tar.gz)
+  sha256sum "${archives[@]}" >SHA256SUMS.new && mv SHA256SUMS.new SHA256SUMS
+) || die "writing $out/SHA256SUMS failed"
+rm -f "$out/SHA256SUMS.sig"
+if [[ -n "$sign_key" ]]; then
+  ssh-keygen -q -Y sign -n file -f "$sign_key" "$out/SHA256SUMS" >&2 || die "signing $out/SHA256SUMS failed"
+else
+  echo "release: $out/SHA256SUMS is not signed (no --sign-key)" >&2
+fi
 echo "$out/$name.tar.gz"

@@ -70,6 +70,41 @@ bin="$tmp/x/$name/bin/k8s-agent"
 case "$mode" in
 archive)
   (cd "$tmp/dist" && sha256sum -c "$name.tar.gz.sha256") || fail "checksum"
+  # Unsigned without --sign-key: SHA256SUMS alone, and release.sh says so.
+  (cd "$tmp/dist" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS"
+  [[ ! -e "$tmp/dist/SHA256SUMS.sig" ]] || fail "a signature without --sign-key"
+  "${rel[@]}" --build-dir "$build" --out "$tmp/dist" "${allow[@]}" 2>"$tmp/unsigned.err" >/dev/null ||
+    fail "release.sh failed: $(cat "$tmp/unsigned.err")"
+  grep -q "SHA256SUMS is not signed (no --sign-key)" "$tmp/unsigned.err" || fail "no unsigned line: $(cat "$tmp/unsigned.err")"
+  # Signed with a throwaway key, verified as README.md says (allowed_signers, -I, -n file).
+  ssh-keygen -q -t ed25519 -N "" -C release-test -f "$tmp/release-key" || fail "ssh-keygen"
+  echo "release@k8s-agent.invalid $(cut -d' ' -f1,2 "$tmp/release-key.pub")" >"$tmp/allowed_signers"
+  "${rel[@]}" --build-dir "$build" --out "$tmp/signed" --sign-key "$tmp/release-key" "${allow[@]}" >/dev/null ||
+    fail "release.sh --sign-key failed"
+  # Another arch's archive of the version in the same dir is in SHA256SUMS too (here: a copy under that name).
+  cp "$tmp/signed/$name.tar.gz" "$tmp/signed/${name%-linux-*}-linux-$other.tar.gz"
+  "${rel[@]}" --build-dir "$build" --out "$tmp/signed" --sign-key "$tmp/release-key" "${allow[@]}" >/dev/null ||
+    fail "release.sh --sign-key failed"
+  [[ "$(wc -l <"$tmp/signed/SHA256SUMS")" == 2 ]] || fail "SHA256SUMS: $(cat "$tmp/signed/SHA256SUMS")"
+  verify() {
+    (cd "$tmp/signed" &&
+      ssh-keygen -Y verify -f "$tmp/allowed_signers" -I release@k8s-agent.invalid -n file -s SHA256SUMS.sig <SHA256SUMS &&
+      sha256sum -c SHA256SUMS)
+  }
+  verify || fail "the signed SHA256SUMS does not verify"
+  # Tampered: an archive byte, then the checksum file (its signature no longer matches), then the identity.
+  cp "$tmp/signed/$name.tar.gz" "$tmp/keep.tar.gz"
+  printf 'x' | dd of="$tmp/signed/$name.tar.gz" bs=1 seek=100 conv=notrunc status=none
+  verify >/dev/null 2>&1 && fail "a tampered archive verified"
+  cp "$tmp/keep.tar.gz" "$tmp/signed/$name.tar.gz"
+  verify >/dev/null || fail "the restored archive does not verify"
+  cp "$tmp/signed/SHA256SUMS" "$tmp/keep.sums"
+  sha256sum "$tmp/signed/$name.tar.gz" | sed "s|$tmp/signed/||" >"$tmp/signed/SHA256SUMS"
+  verify >/dev/null 2>&1 && fail "a tampered SHA256SUMS verified"
+  cp "$tmp/keep.sums" "$tmp/signed/SHA256SUMS"
+  (cd "$tmp/signed" && ssh-keygen -Y verify -f "$tmp/allowed_signers" -I someone@else.invalid -n file \
+    -s SHA256SUMS.sig <SHA256SUMS) >/dev/null 2>&1 && fail "verified as another identity"
+  echo "ok: SHA256SUMS signed; tampered archive, tampered SHA256SUMS and a wrong identity fail"
   # The tree's files, under the archive's root as in the tree: dirs with a trailing /, as tar lists them.
   tree() { (cd "$src" && find "$@" \( -type d -printf '%p/\n' \) -o \( -type f -print \)) | sed "s|^|$name/|"; }
   want="$name/

@@ -20,10 +20,6 @@
 #include "plugin/base/strings.h"
 #include "plugin/inject/manifest_injector.h"
 
-#ifndef K8S_AGENT_VERSION
-#define K8S_AGENT_VERSION "unknown"
-#endif
-
 namespace k8s_agent {
 namespace {
 

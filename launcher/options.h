@@ -123,8 +123,10 @@ StatusOr<Options> ParseOptions(
 /// config file format.
 std::string UsageText();
 
-/// "k8s-agent 0.1.0\ncommit SHA[-dirty] (COMMIT DATE)\n": the sources'
-/// commit (-dirty: tracked files differed from it) and that commit's date,
+/// "k8s-agent VERSION\ncommit SHA[-dirty] (COMMIT DATE)\n": the version
+/// from the git tag (cmake/build_info.cmake: X.Y.Z at a tag vX.Y.Z, a
+/// -dev.N+gSHORT pre-release after it), the sources' commit (-dirty:
+/// tracked files differed from it) and that commit's date,
 /// never the build's, so a build is reproducible. main.cc adds the
 /// versions of the libraries linked in, which this target does not link.
 std::string VersionText();

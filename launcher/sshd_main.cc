@@ -31,10 +31,6 @@
 #include "plugin/sshd/session_user.h"
 #include "plugin/sshd/sshd_config.h"
 
-#ifndef K8S_AGENT_VERSION
-#define K8S_AGENT_VERSION "unknown"
-#endif
-
 extern char** environ;
 
 namespace k8s_agent::sshd {

@@ -12,10 +12,6 @@
 #include "plugin/base/strings.h"
 #include "plugin/base/usage_text.h"
 
-#ifndef K8S_AGENT_VERSION
-#define K8S_AGENT_VERSION "unknown"
-#endif
-
 namespace k8s_agent {
 namespace {
 

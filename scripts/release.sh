@@ -1,34 +1,57 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Writes the release archive of the one portable binary:
-#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz   bin/k8s-agent, bin/k8s-agent-inject, ompi-conf/, README.md, SECURITY.md, CHANGELOG.md, LICENSE,
-#                                                sbom.spdx.json, licenses/ (each statically linked library)
+# Writes the release archive: the launcher's and the workers' programs, what configures and deploys them,
+# and the docs:
+#   dist/k8s-agent-VERSION-linux-x86_64.tar.gz
+#     bin/             k8s-agent, k8s-agent-inject (`k8s-agent inject` runs it), k8s-agent-sshd (the workers'
+#                      entry), k8s-agent-deliver (the delivery image's copier), and the portable OpenSSH
+#                      server k8s-agent-sshd runs from beside itself: sshd, sshd-session, sshd-auth
+#                      (scripts/sshd_build.sh, cached)
+#     ompi-conf/       the MCA presets and their README
+#     images/          ompi-env.sh, README.md and k8s/ (the manifests, kustomization and examples/)
+#     docs/            docs/*.md and the figures they and README.md show (bench/results/)
+#     README.md, SECURITY.md, CHANGELOG.md, LICENSE
+#     sbom.spdx.json, licenses/   the SBOM of the agent and the workers' side, and the licence of each
+#                                 statically linked library
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
+#   dist/SHA256SUMS       the checksums of every k8s-agent-VERSION-linux-*.tar.gz in the directory (both
+#                         arches after two runs), rewritten at each run
+#   dist/SHA256SUMS.sig   with --sign-key: its SSH signature (ssh-keygen -Y sign -n file); without a key
+#                         none (an old one is removed: it no longer matches) and a line on stderr says so
+# Verify (README.md, "Releases"): ssh-keygen -Y verify -f allowed_signers -I ID -n file -s SHA256SUMS.sig
+#   < SHA256SUMS && sha256sum -c SHA256SUMS
 #
-# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty] [--help]
+# VERSION is the binary's (k8s-agent --version), from the git tag (cmake/build_info.cmake): X.Y.Z at a tag
+# vX.Y.Z, X.Y.(Z+1)-dev.N+gSHORT N commits after it, 0.1.0-dev.N+gSHORT before the first tag.
+#
+# usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty]
+#                           [--sign-key KEY] [--help]
 #   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
 #                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
 #   --build-dir DIR  package the k8s-agent already built in DIR (default: build ARCH's preset)
 #   --out DIR        where to write (default: dist/)
+#   --sign-key KEY   sign SHA256SUMS with the SSH private key KEY (its public half goes in the verifiers'
+#                    allowed_signers)
 #   --allow-dirty    package a binary built from a tree with uncommitted changes (its --version says so)
-# The binary is the default (or aarch64) build's (static but for glibc >= 2.34), with its debug info
-# stripped. It must have been built from the commit the tree is at (its --version names it), so an archive
+# The binaries are the default (or aarch64) build's (static but for glibc >= 2.34), with their debug info
+# stripped. Each must have been built from the commit the tree is at (its --version names it), so an archive
 # never pairs one commit's README with another's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="" out="dist" allow_dirty=0 arch=x86_64
+build_dir="" out="dist" allow_dirty=0 arch=x86_64 sign_key=""
 # The header above, without its "# ": asked for, on stdout and exit 0; after a bad option, on stderr.
 usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
   case "$1" in
   -h | --help) usage; exit 0 ;;
-  --arch | --build-dir | --out)
+  --arch | --build-dir | --out | --sign-key)
     (($# >= 2)) || { echo "release: $1 needs a value" >&2; usage >&2; exit 2; }
     case "$1" in
     --arch) arch="$2" ;;
     --build-dir) build_dir="$2" ;;
     --out) out="$2" ;;
+    --sign-key) sign_key="$2" ;;
     esac
     shift 2
     ;;
@@ -38,6 +61,11 @@ while (($#)); do
 done
 die() { echo "release: $*" >&2; exit 1; }
 # Per arch: the preset, the ELF machine readelf names, how the binary runs here, the strip of its binutils.
+# A key that cannot sign is found before anything is built.
+if [[ -n "$sign_key" ]]; then
+  [[ -r "$sign_key" ]] || die "--sign-key $sign_key: no such readable file"
+  command -v ssh-keygen >/dev/null || die "--sign-key needs ssh-keygen (openssh-client)"
+fi
 case "$arch" in
 x86_64) preset=default machine="Advanced Micro Devices X86-64" run=() strip=strip ;;
 aarch64)
@@ -50,7 +78,7 @@ aarch64)
 esac
 if [[ -z "$build_dir" ]]; then
   cmake --preset "$preset" >/dev/null
-  cmake --build --preset "$preset" --target k8s-agent k8s-agent-inject
+  cmake --build --preset "$preset" --target k8s-agent k8s-agent-inject k8s-agent-sshd k8s-agent-deliver
   build_dir=build  # CMakePresets.json's binaryDir
   [[ "$arch" == x86_64 ]] || build_dir="build-$arch"
 fi
@@ -76,28 +104,57 @@ if [[ "$built" == *-dirty || -n "$dirty" ]] && ((!allow_dirty)); then
 fi
 [[ "$built" == "$head$dirty" ]] ||
   die "$bin ($built) was built before the tree's last changes ($head$dirty): build it again"
-# `k8s-agent inject` execs k8s-agent-inject from the agent's directory: the same build's.
+# The version is the git tag's (cmake/build_info.cmake): a tag made after the build is not in the binary.
+base="$(sed -n 's/^project(k8s-agent VERSION \([0-9.]*\) .*/\1/p' CMakeLists.txt)"
+info="$(mktemp)"
+cmake -DSRC="$PWD" -DOUT="$info" -DBASE_VERSION="$base" -P cmake/build_info.cmake ||
+  { rm -f "$info"; die "cmake/build_info.cmake failed"; }
+want="$(sed -n 's/^#define K8S_AGENT_VERSION "\(.*\)"$/\1/p' "$info")"
+rm -f "$info"
+[[ "$version" == "$want" ]] ||
+  die "$bin says version $version, the tree's tags make it $want: build it again (cmake --build $build_dir)"
+# The other programs are the same build's: `k8s-agent inject` execs k8s-agent-inject from the agent's
+# directory; the workers run k8s-agent-sshd and the copier of the same release.
 inject="$build_dir/launcher/k8s-agent-inject"
-[[ -x "$inject" ]] || die "$inject not built (cmake --build $build_dir --target k8s-agent-inject)"
-inject_built="$(${run[@]+"${run[@]}"} "$inject" --version | awk '$1 == "commit" {print $2}')" ||
-  die "$inject --version failed"
-[[ "$inject_built" == "$built" ]] ||
-  die "$inject was built from commit ${inject_built:-unknown}, $bin from $built: build both again"
+sshd_entry="$build_dir/launcher/k8s-agent-sshd"
+deliver="$build_dir/images/k8s-agent-deliver"
+for program in "$inject" "$sshd_entry" "$deliver"; do
+  [[ -x "$program" ]] || die "$program not built (cmake --build $build_dir --target $(basename "$program"))"
+  program_built="$(${run[@]+"${run[@]}"} "$program" --version | awk '$1 == "commit" {print $2}')" ||
+    die "$program --version failed"
+  [[ "$program_built" == "$built" ]] ||
+    die "$program was built from commit ${program_built:-unknown}, $bin from $built: build both again"
+done
+# The portable sshd beside k8s-agent-sshd (which runs the one beside itself), as the delivery image has it.
+sshd_dir="$(scripts/sshd_build.sh ensure "$arch")" || die "building the portable sshd ($arch) failed (see above)"
 name="k8s-agent-$version-linux-$arch"
 
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-mkdir -p "$stage/$name/bin" "$stage/$name/ompi-conf"
-cp "$bin" "$stage/$name/bin/k8s-agent"
-"$strip" --strip-debug "$stage/$name/bin/k8s-agent"
-cp "$inject" "$stage/$name/bin/k8s-agent-inject"
-"$strip" --strip-debug "$stage/$name/bin/k8s-agent-inject"
-cp ompi-conf/* "$stage/$name/ompi-conf/"
-cp README.md SECURITY.md CHANGELOG.md LICENSE "$stage/$name/"
-# The SBOM (SPDX 2.3: each linked library, its Debian source package, the binary's checksum) and the
-# licence texts of everything linked in statically.
-/usr/bin/python3 scripts/lib/sbom.py "$stage/$name/bin/k8s-agent" "$(scripts/third_party.sh path "$arch")" \
-  "$stage/$name/sbom.spdx.json" "$stage/$name/licenses" "$arch" || die "writing the SBOM failed"
+root="$stage/$name"
+mkdir -p "$root/bin" "$root/ompi-conf" "$root/images/k8s" "$root/docs" "$root/bench/results/n128"
+for program in "$bin" "$inject" "$sshd_entry" "$deliver"; do
+  "$strip" --strip-debug -o "$root/bin/$(basename "$program")" "$program"
+done
+# Built stripped; copied as they are (the SBOM names their checksums).
+cp "$sshd_dir/sshd" "$sshd_dir/sshd-session" "$sshd_dir/sshd-auth" "$root/bin/"
+cp ompi-conf/* "$root/ompi-conf/"
+cp images/ompi-env.sh images/README.md "$root/images/"
+cp -r images/k8s/. "$root/images/k8s/"
+cp docs/*.md "$root/docs/"
+# The figures README.md and docs/ show (tests/portable/release_test.sh: every relative link resolves).
+cp bench/results/demo_launch.svg bench/results/launch_vs_n.png "$root/bench/results/"
+cp bench/results/n128/launch_vs_n.png "$root/bench/results/n128/"
+cp README.md SECURITY.md CHANGELOG.md LICENSE "$root/"
+# The SBOM (SPDX 2.3: each linked library, its Debian source package, each binary's checksum) and the
+# licence texts of everything linked in statically, the workers' side (k8s-agent-sshd, OpenSSH) included.
+/usr/bin/python3 scripts/lib/sbom.py "$root/bin/k8s-agent" "$(scripts/third_party.sh path "$arch")" \
+  "$root/sbom.spdx.json" "$root/licenses" "$arch" "$root/bin/k8s-agent-sshd" "$sshd_dir" ||
+  die "writing the SBOM failed"
+# Modes as they are meant, whatever the umask or the checkout gave (two machines, one archive).
+find "$root" -type d -exec chmod 0755 {} +
+find "$root" -type f -exec chmod 0644 {} +
+chmod 0755 "$root"/bin/*
 mkdir -p "$out"
 # Reproducible: fixed owner, order and time (the last commit's); two builds of one commit give the same
 # archive (tests/portable/repro_test.sh).
@@ -105,4 +162,17 @@ mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$stage" -cf - "$name" |
   gzip -n -9 >"$out/$name.tar.gz"
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
+# One checksum file over this version's archives (every arch written here), signed when asked.
+(
+  cd "$out"
+  shopt -s nullglob
+  archives=("k8s-agent-$version-linux-"*.tar.gz)
+  sha256sum "${archives[@]}" >SHA256SUMS.new && mv SHA256SUMS.new SHA256SUMS
+) || die "writing $out/SHA256SUMS failed"
+rm -f "$out/SHA256SUMS.sig"
+if [[ -n "$sign_key" ]]; then
+  ssh-keygen -q -Y sign -n file -f "$sign_key" "$out/SHA256SUMS" >&2 || die "signing $out/SHA256SUMS failed"
+else
+  echo "release: $out/SHA256SUMS is not signed (no --sign-key)" >&2
+fi
 echo "$out/$name.tar.gz"

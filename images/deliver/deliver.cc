@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "build_info.h"  // Generated: cmake/build_info.cmake.
 #include "plugin/base/files.h"
 #include "plugin/base/status.h"
 
@@ -104,9 +105,16 @@ Status Deliver(const std::string& dir, std::string* with, int* kept) {
 }
 
 int Main(int argc, char** argv) {
+  // The version and commit, as the other programs say them: release.sh
+  // checks that the archive's copier is the same build as its agent.
+  if (argc == 2 && std::string(argv[1]) == "--version") {
+    std::printf("k8s-agent-deliver %s\ncommit %s%s\n", K8S_AGENT_VERSION,
+                K8S_AGENT_COMMIT, K8S_AGENT_COMMIT_DIRTY ? "-dirty" : "");
+    return 0;
+  }
   if (argc != 2 || argv[1][0] == '\0' || argv[1][0] == '-') {
     std::fprintf(stderr,
-                 "usage: k8s-agent-deliver DIR\n"
+                 "usage: k8s-agent-deliver DIR | --version\n"
                  "Copies k8s-agent, k8s-agent-sshd with a portable sshd "
                  "(where the image has them), the Open MPI presets\n"
                  "(openmpi-mca-params.conf, prte-mca-params.conf) and "

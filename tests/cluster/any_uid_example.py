@@ -27,7 +27,7 @@ def edit_pod(spec, a, worker):
     for container in spec.get("initContainers", []) + spec["containers"]:
         if container["image"] == "registry.example.com/my-training:1.0":
             container["image"] = a.image
-        elif container["image"] == "k8s-agent:latest":
+        elif container["image"].split(":")[0] == "k8s-agent":  # the delivery image, any tag
             container["image"] = a.delivery
         else:
             sys.exit(f"any_uid_example.py: unexpected image {container['image']}")

@@ -137,7 +137,7 @@ cs_wait_job() {
 cs_workers() {
   local replicas="$1"
   { cs_k apply -f "$CS_IMG/service.yaml" >/dev/null &&
-    sed -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
+    sed -e 's|image: k8s-agent-worker:[^ ]*|image: k8s-agent-worker:cluster|' \
       -e "s|replicas: 2|replicas: $replicas|" "$CS_IMG/worker-statefulset.yaml" >"$CS_WORK/workers.yaml" &&
     grep -q "replicas: $replicas" "$CS_WORK/workers.yaml" && grep -q ':cluster' "$CS_WORK/workers.yaml"; } ||
     fail "the worker StatefulSet's manifest changed: $CS_IMG/worker-statefulset.yaml"
@@ -387,8 +387,8 @@ c06_tree_spawn() {
 # images/k8s/examples/stock-image.yaml with the tier's images.
 cs_stock_example() {
   sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
-    -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
-  { grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -q 'k8s-agent:latest' "$CS_WORK/stock.yaml"; } ||
+    -e 's|image: k8s-agent:[^ ]*|image: k8s-agent:cluster|' "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock.yaml"
+  { grep -q 'k8sa.local/stock:1' "$CS_WORK/stock.yaml" && ! grep -Eq 'k8s-agent:[0-9]' "$CS_WORK/stock.yaml"; } ||
     fail "images/k8s/examples/stock-image.yaml changed its images"
   cs_k apply -f "$CS_WORK/stock.yaml" >/dev/null || fail "applying the stock-image example"
 }
@@ -431,7 +431,7 @@ c08_ompi5_tree_stock() {
   cs_rbac
   for radix in 2 1; do
     sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
-      -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
+      -e 's|image: k8s-agent:[^ ]*|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
       -e "s|name: train-launcher|name: train-launcher-r$radix|" \
       -e "s|args: \[\"mpirun\", \"--allow-run-as-root\", \"-H\", \"train-worker-0,train-worker-1\", \"-n\", \"2\"|args: [\"mpirun\", \"--allow-run-as-root\", \"--prtemca\", \"rml_base_radix\", \"$radix\", \"-H\", \"train-worker-0,train-worker-1,train-worker-2,train-worker-3\", \"-n\", \"4\"|" \
       "$CS_IMG/examples/stock-image.yaml" >"$CS_WORK/stock-r$radix.yaml"
@@ -459,7 +459,7 @@ c08_ompi5_tree_stock() {
 c09_mpijob_ompi5_tree() {
   local n got
   sed -e 's|registry.example.com/my-training:1.0|k8sa.local/stock:1|' \
-    -e 's|image: k8s-agent:latest|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
+    -e 's|image: k8s-agent:[^ ]*|image: k8s-agent:cluster|' -e 's|replicas: 2|replicas: 4|' \
     -e 's|args: \["mpirun", "--allow-run-as-root", "-n", "2"|args: ["mpirun", "--allow-run-as-root", "--prtemca", "rml_base_radix", "1", "-n", "4"|' \
     "$CS_IMG/examples/mpijob-stock-image.yaml" >"$CS_WORK/mpijob.yaml"
   { grep -q 'rml_base_radix", "1"' "$CS_WORK/mpijob.yaml" && grep -q 'replicas: 4' "$CS_WORK/mpijob.yaml"; } ||
@@ -653,11 +653,11 @@ EOF2
 c13_trainer_mpi() {
   local n got
   cs_rbac
-  sed -e 's|image: k8s-agent-launcher:latest|image: k8s-agent-launcher:cluster|' \
-    -e 's|image: k8s-agent-worker:latest|image: k8s-agent-worker:cluster|' \
+  sed -e 's|image: k8s-agent-launcher:[^ ]*|image: k8s-agent-launcher:cluster|' \
+    -e 's|image: k8s-agent-worker:[^ ]*|image: k8s-agent-worker:cluster|' \
     "$CS_IMG/examples/trainer-v2.yaml" >"$CS_WORK/trainer.yaml"
   { grep -q 'k8s-agent-launcher:cluster' "$CS_WORK/trainer.yaml" && grep -q 'k8s-agent-worker:cluster' "$CS_WORK/trainer.yaml" &&
-    ! grep -q ':latest' "$CS_WORK/trainer.yaml"; } || fail "images/k8s/examples/trainer-v2.yaml changed its images"
+    ! grep -Eq 'k8s-agent(-[a-z]+)?:[0-9]' "$CS_WORK/trainer.yaml"; } || fail "images/k8s/examples/trainer-v2.yaml changed its images"
   mkdir -p "$CS_WORK/trainer-key"
   "$CL_PY" "$CL_REPO_DIR/tests/cluster/trainer_controller.py" "$CS_WORK/trainer.yaml" "$CS_NS" \
     "$CS_WORK/trainer-key" >"$CS_WORK/trainer.json" || fail "rendering the TrainJob as Trainer does"

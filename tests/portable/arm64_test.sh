@@ -6,7 +6,7 @@
 # Only the agent is emulated: sshd, the fake API server and the test harness are the host's.
 #
 # usage: arm64_test.sh SOURCE_DIR SANITIZED(ON|OFF) MODE [ARGS...]
-#   build                   configure and build the preset's targets, k8s-agent and k8s-agent-inject (fixture
+#   build                   configure and build the preset's targets, the programs the archive ships (fixture
 #                           arm64: a cold build makes the arm64 third-party prefix first)
 #   portable                tests/portable/portable_binary_test.sh: glibc only, <= GLIBC_2.34, runs
 #   layout                  tests/launcher/idle_path_layout.py: the idle path ordered by lld

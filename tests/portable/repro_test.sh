@@ -4,8 +4,9 @@
 # build of the commit the tree is at (a fresh clone at another path, of another length, configured with
 # the same preset) gives the same bytes as BUILD_DIR's: the agent with its debug info stripped (what
 # release.sh ships) and scripts/release.sh's tarball. The unstripped agents are compared too (the debug
-# info holds no build path: CMakeLists.txt maps them). Only k8s-agent and k8s-agent-inject are built the second
-# time, at -j${K8S_REPRO_JOBS:-2}; the time it took is printed.
+# info holds no build path: CMakeLists.txt maps them). Only the programs the archive ships (k8s-agent,
+# k8s-agent-inject, k8s-agent-sshd, k8s-agent-deliver) are built the second time, at -j${K8S_REPRO_JOBS:-2};
+# the time it took is printed.
 #
 # usage: repro_test.sh SOURCE_DIR BUILD_DIR SANITIZED(ON|OFF) [ARCH]
 #   ARCH x86_64 (default; BUILD_DIR the "default" preset's) or aarch64 (the "aarch64" preset's;
@@ -47,11 +48,12 @@ t0=$SECONDS
   fail "cmake --preset $preset in $clone"
 }
 t1=$SECONDS
-cmake --build "$clone/$bdir" -j"${K8S_REPRO_JOBS:-2}" --target k8s-agent k8s-agent-inject >"$tmp/build.log" 2>&1 || {
+programs=(k8s-agent k8s-agent-inject k8s-agent-sshd k8s-agent-deliver)
+cmake --build "$clone/$bdir" -j"${K8S_REPRO_JOBS:-2}" --target "${programs[@]}" >"$tmp/build.log" 2>&1 || {
   tail -n 20 "$tmp/build.log"
-  fail "building k8s-agent and k8s-agent-inject in $clone/$bdir"
+  fail "building ${programs[*]} in $clone/$bdir"
 }
-echo "second build in $clone/$bdir: configure $((t1 - t0)) s, k8s-agent and k8s-agent-inject $((SECONDS - t1)) s (-j${K8S_REPRO_JOBS:-2})"
+echo "second build in $clone/$bdir: configure $((t1 - t0)) s, ${programs[*]} $((SECONDS - t1)) s (-j${K8S_REPRO_JOBS:-2})"
 other="$clone/$bdir/launcher/k8s-agent"
 
 # What differs, when something does: build ids, how many bytes, and whether a build path shows.

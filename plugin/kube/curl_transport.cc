@@ -13,6 +13,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/curl_errors.h"
 #include "plugin/kube/curl_options.h"
 #include "plugin/kube/curl_transfer.h"
 
@@ -373,7 +374,21 @@ void CurlTransport::ReadCompletions() {
     curl_multi_remove_handle(multi_.get(), t->easy.get());
     t->in_multi = false;
     t->finished = true;
-    t->result = code == CURLE_OK ? OkStatus() : MapCurlError(code, *t);
+    t->result = OkStatus();
+    if (code != CURLE_OK) {
+      CurlFailure failure;
+      failure.code = code;
+      failure.description = t->description;
+      failure.error_buffer = t->errbuf;
+      long used_proxy = 0;
+      curl_easy_getinfo(t->easy.get(), CURLINFO_USED_PROXY, &used_proxy);
+      failure.used_proxy = used_proxy != 0;
+      if (failure.used_proxy) {
+        curl_easy_getinfo(t->easy.get(), CURLINFO_HTTP_CONNECTCODE,
+                          &failure.proxy_connect_code);
+      }
+      t->result = MapCurlError(failure, config_);
+    }
     needs_delivery_ = true;
   }
 }
@@ -414,96 +429,6 @@ void CurlTransport::Deliver() {
     }
     delivering_ = 0;
     if (erase) transfers_.erase(id);
-  }
-}
-
-Status CurlTransport::MapCurlError(CURLcode code, const Transfer& t) const {
-  std::string detail = curl_easy_strerror(code);
-  if (t.errbuf[0] != '\0') detail += ": " + Printable(t.errbuf);
-  std::string what = t.description + ": " + detail;
-  long used_proxy = 0;
-  curl_easy_getinfo(t.easy.get(), CURLINFO_USED_PROXY, &used_proxy);
-  if (used_proxy != 0) {
-    Status proxy = MapProxyError(code, t, what);
-    if (!proxy.ok()) return proxy;
-  }
-  bool tls_trust = false;
-  switch (code) {
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CIPHER:
-      tls_trust = true;
-      break;
-    case CURLE_SSL_CONNECT_ERROR:
-      // Also a reset during the handshake (transient); only certificate
-      // complaints mean the configuration is wrong.
-      tls_trust = detail.find("certificate") != std::string::npos ||
-                  detail.find("verify") != std::string::npos;
-      break;
-    case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL:
-      return InvalidArgumentError(what);
-    default:
-      break;
-  }
-  if (tls_trust) {
-    return FailedPreconditionError(
-        "TLS: x509: certificate verify failed: " + what +
-        " (check --certificate-authority or the kubeconfig's "
-        "certificate-authority for " +
-        config_.server +
-        (config_.tls_server_name.empty()
-             ? ""
-             : ", whose certificate must name the tls-server-name \"" +
-                   Printable(config_.tls_server_name) + "\"") +
-        (config_.ca_file.empty() && config_.ca_pem.empty()
-             ? "; none is set, so the system trust store or $SSL_CERT_FILE "
-               "was used"
-             : "") +
-        ")");
-  }
-  // Refused, reset, timeouts, DNS: the server may come back.
-  return UnavailableError(what);
-}
-
-}  // namespace k8s_agent::kube
-
-namespace k8s_agent::kube {
-
-// Failures that are the proxy's, named by host:port (never its
-// credentials): unreachable is transient, a refused CONNECT is not.
-Status CurlTransport::MapProxyError(CURLcode code, const Transfer& t,
-                                    const std::string& what) const {
-  const std::string proxy = "proxy " + Printable(ProxyInUse(config_));
-  const std::string origin = config_.proxy_url.empty()
-                                 ? " (from $HTTPS_PROXY/$ALL_PROXY; exempt the "
-                                   "server with $NO_PROXY)"
-                                 : " (the kubeconfig's proxy-url)";
-  long connect_code = 0;
-  curl_easy_getinfo(t.easy.get(), CURLINFO_HTTP_CONNECTCODE, &connect_code);
-  if (connect_code >= 300) {
-    std::string why =
-        connect_code == 407 ? " (proxy authentication required)" : "";
-    return FailedPreconditionError(
-        proxy + " refused to tunnel to " + config_.server + ": HTTP " +
-        std::to_string(connect_code) + why + origin + ": " + what);
-  }
-  switch (code) {
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_PROXY:
-      // With a tunnel up (CONNECT answered 200) the failure is past the
-      // proxy.
-      if (connect_code == 200) return OkStatus();
-      return UnavailableError(proxy + " could not be used" + origin + ": " +
-                              what);
-    default:
-      return OkStatus();
   }
 }
 

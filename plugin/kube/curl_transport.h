@@ -117,9 +117,6 @@ class CurlTransport : public HttpTransport, public Pollable {
   void FailTransfer(Transfer* t, Status why);
   int Http2Socket(const Transfer& t) const;
   void Deliver();
-  Status MapCurlError(CURLcode code, const Transfer& t) const;
-  Status MapProxyError(CURLcode code, const Transfer& t,
-                       const std::string& what) const;
 
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
                       void* socket_data);

@@ -16,6 +16,7 @@
 #include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
+#include "plugin/kube/connection_sockets.h"
 #include "plugin/kube/credential_source.h"
 #include "plugin/kube/curl_handles.h"
 #include "plugin/kube/http.h"
@@ -139,8 +140,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   CurlMulti multi_;
   CurlEasy pinger_;
   std::map<int, short> sockets_;  // fd -> POLLIN/POLLOUT wanted by curl.
-  // CURLINFO_CONN_ID -> its sockets (more than one only while connecting).
-  std::map<curl_off_t, std::vector<int>> connection_sockets_;
+  ConnectionSockets connection_sockets_;  // By CURLINFO_CONN_ID.
   TimePoint timer_at_ = TimePoint::max();
   std::map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   uint64_t next_id_ = 1;

@@ -4,8 +4,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
-#include <iterator>
 #include <optional>
 #include <set>
 #include <utility>
@@ -18,8 +16,6 @@
 #include "plugin/kube/read_idle_ping.h"
 
 namespace k8s_agent::kube {
-namespace {}  // namespace
-
 // The socket of the transfer's connection when that is HTTP/2, else -1
 // (no PING to send: bookmarks and the idle limit remain).
 // CURLINFO_ACTIVESOCKET is only set once a transfer is done, so the socket
@@ -31,12 +27,10 @@ int CurlTransport::Http2Socket(const Transfer& t) const {
 #if LIBCURL_VERSION_NUM >= 0x080200
   curl_off_t conn = -1;
   curl_easy_getinfo(t.easy.get(), CURLINFO_CONN_ID, &conn);
-  auto it = connection_sockets_.find(conn);
-  if (it != connection_sockets_.end() && !it->second.empty()) {
-    return it->second.back();
-  }
-#endif
+  return connection_sockets_.SocketOf(conn);
+#else
   return -1;
+#endif
 }
 
 int CurlTransport::OnSocketOpened(void* transfer, curl_socket_t fd,
@@ -48,7 +42,7 @@ int CurlTransport::OnSocketOpened(void* transfer, curl_socket_t fd,
       curl_easy_getinfo(t->easy.get(), CURLINFO_CONN_ID, &conn) == CURLE_OK &&
       conn >= 0) {
     try {
-      t->owner->connection_sockets_[conn].push_back(fd);
+      t->owner->connection_sockets_.Opened(conn, fd);
     } catch (...) {  // No exception may cross into libcurl; no PINGs then.
     }
   }
@@ -57,14 +51,7 @@ int CurlTransport::OnSocketOpened(void* transfer, curl_socket_t fd,
 }
 
 int CurlTransport::OnSocketClosed(void* self, curl_socket_t fd) {
-  auto* transport = static_cast<CurlTransport*>(self);
-  for (auto it = transport->connection_sockets_.begin();
-       it != transport->connection_sockets_.end();) {
-    auto& fds = it->second;
-    fds.erase(std::remove(fds.begin(), fds.end(), fd), fds.end());
-    it = it->second.empty() ? transport->connection_sockets_.erase(it)
-                            : std::next(it);
-  }
+  static_cast<CurlTransport*>(self)->connection_sockets_.Closed(fd);
   return close(fd);
 }
 

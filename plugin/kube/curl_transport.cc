@@ -13,6 +13,7 @@
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/client_key_pair.h"
 #include "plugin/kube/curl_errors.h"
 #include "plugin/kube/curl_options.h"
 #include "plugin/kube/curl_transfer.h"
@@ -71,7 +72,10 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
-  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair());
+  // Before any handshake: a certificate with the wrong key would otherwise
+  // surface as curl's "unable to set private key file" or a handshake
+  // failure, read as a server verification problem.
+  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair(config_));
   credentials_ = NewCredentialSource(config_);
   // A token file or literal is checked now; an exec plugin starts now and
   // fails now only when it cannot start at all (not installed).

@@ -98,7 +98,6 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   CurlTransport(const ClusterConfig& config, Clock* clock);
   Status Init();
-  Status CheckConfiguredKeyPair() const;
   void SetTransferOptions(Transfer* t, bool streaming);
   Status Configure(Transfer* t, const HttpRequest& request,
                    const Credential& credential);

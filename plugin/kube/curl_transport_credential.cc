@@ -1,46 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// CurlTransport and its credential: checking the client key pair before any
-// handshake, and requests that wait for an exec plugin's answer.
+// CurlTransport and its credential: requests that wait for an exec
+// plugin's answer.
 
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "plugin/base/strings.h"
-#include "plugin/kube/client_key_pair.h"
 #include "plugin/kube/curl_transfer.h"
 #include "plugin/kube/curl_transport.h"
 
 namespace k8s_agent::kube {
-
-// Before any handshake: a certificate with the wrong key would otherwise
-// surface as curl's "unable to set private key file" or a handshake
-// failure, read as a server verification problem.
-Status CurlTransport::CheckConfiguredKeyPair() const {
-  bool has_cert =
-      !config_.client_cert_pem.empty() || !config_.client_cert_file.empty();
-  bool has_key =
-      !config_.client_key_pem.empty() || !config_.client_key_file.empty();
-  if (!has_cert || !has_key) return OkStatus();
-  auto pem = [&](const std::string& data, const std::string& file,
-                 const char* field,
-                 std::string* origin) -> StatusOr<std::string> {
-    if (!data.empty()) {
-      *origin = std::string(field) + "-data of " + config_.source;
-      return data;
-    }
-    *origin = std::string(field) + " " + file;
-    return ReadFileToString(file, 1 << 20);
-  };
-  std::string cert_origin, key_origin;
-  K8S_ASSIGN_OR_RETURN(std::string cert,
-                       pem(config_.client_cert_pem, config_.client_cert_file,
-                           "client-certificate", &cert_origin));
-  K8S_ASSIGN_OR_RETURN(std::string key,
-                       pem(config_.client_key_pem, config_.client_key_file,
-                           "client-key", &key_origin));
-  return CheckClientKeyPair(cert, key, cert_origin, key_origin);
-}
 
 StatusOr<bool> CurlTransport::CredentialReady(TimePoint now) {
   K8S_ASSIGN_OR_RETURN(MaybeCredential credential, credentials_->Get(now));

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// CurlTransport's record of one request; internal to curl_transport*.cc.
+// CurlTransport's record of one request; internal to curl_transport.cc.
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_
 #define K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_

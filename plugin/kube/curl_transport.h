@@ -110,8 +110,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
-  // Streaming transfers: the idle limit and the HTTP/2 PING check
-  // (curl_transport_liveness.cc).
+  // Streaming transfers: the idle limit and the HTTP/2 PING check.
   void CheckLiveness(TimePoint now);
   // Ends `t` with `why` and keeps its connection from being reused.
   void FailTransfer(Transfer* t, Status why);

@@ -22,6 +22,7 @@
 #include "plugin/kube/curl_options.h"
 #include "plugin/kube/curl_transfer.h"
 #include "plugin/kube/read_idle_ping.h"
+#include "plugin/kube/stream_liveness.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -202,13 +203,11 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
   t->id = next_id_++;
   t->sink = sink;
   t->streaming = request.streaming;
-  t->idle_timeout =
-      milliseconds(request.streaming ? request.idle_timeout_ms : 0);
-  t->last_activity = clock_->Now();
-  if (request.streaming && request.ping_after_ms > 0 &&
-      request.ping_timeout_ms > 0) {
-    t->ping.emplace(milliseconds(request.ping_after_ms),
-                    milliseconds(request.ping_timeout_ms));
+  if (request.streaming) {
+    t->liveness =
+        StreamLiveness(milliseconds(request.idle_timeout_ms),
+                       milliseconds(request.ping_after_ms),
+                       milliseconds(request.ping_timeout_ms), clock_->Now());
   }
   t->easy.reset(curl_easy_init());
   Transfer* raw = t.get();
@@ -327,14 +326,14 @@ size_t CurlTransport::OnWrite(char* data, size_t size, size_t n, void* p) {
   } catch (...) {
     return 0;  // Aborts the transfer: CURLE_WRITE_ERROR.
   }
-  t->last_activity = t->owner->clock_->Now();
+  t->liveness.Heard(t->owner->clock_->Now());
   return size * n;
 }
 
 size_t CurlTransport::OnHeader(char* data, size_t size, size_t n, void* p) {
   auto* t = static_cast<Transfer*>(p);
   std::string_view line(data, size * n);
-  t->last_activity = t->owner->clock_->Now();
+  t->liveness.Heard(t->owner->clock_->Now());
   try {
     if (StartsWith(line, "HTTP/")) {
       // A new status line (after 100 Continue): start over.
@@ -373,11 +372,8 @@ TimePoint CurlTransport::NextWake() const {
   if (needs_delivery_) return TimePoint();  // Due now; min() would overflow.
   TimePoint wake = std::min(timer_at_, credentials_->NextWake());
   for (const auto& [id, t] : transfers_) {
-    if (t->in_multi && t->idle_timeout > Duration::zero()) {
-      wake = std::min(wake, t->last_activity + t->idle_timeout);
-    }
-    if (t->in_multi && t->ping && t->headers_complete) {
-      wake = std::min(wake, t->ping->next_check());
+    if (t->in_multi) {
+      wake = std::min(wake, t->liveness.NextCheck(t->headers_complete));
     }
   }
   return wake;
@@ -495,41 +491,19 @@ void CurlTransport::CheckLiveness(TimePoint now) {
   std::set<int> ping_sockets;
   for (auto& [id, t] : transfers_) {
     if (!t->in_multi) continue;
-    if (t->idle_timeout > Duration::zero() &&
-        now - t->last_activity >= t->idle_timeout) {
-      FailTransfer(t.get(), UnavailableError(
-                                t->description + ": no data for " +
-                                FormatDuration(t->idle_timeout) +
-                                " (idle timeout; connection presumed dead)"));
-      continue;
-    }
-    if (!t->ping || !t->headers_complete || now < t->ping->next_check()) {
-      continue;
-    }
-    int fd = Http2Socket(*t);
+    StreamLiveness::Action action = t->liveness.Check(now, t->headers_complete);
+    int fd = -1;
     std::optional<ReadIdlePing::Reads> reads;
-    if (fd >= 0) reads = ReadIdlePing::SocketReads(fd);
-    if (!reads) {
-      t->ping.reset();
-      continue;
+    if (action == StreamLiveness::Action::kReadSocket) {
+      fd = Http2Socket(*t);
+      if (fd >= 0) reads = ReadIdlePing::SocketReads(fd);
+      action = t->liveness.CheckReads(reads, now);
     }
-    switch (t->ping->Check(*reads, now)) {
-      case ReadIdlePing::Action::kPing:
-        pinging.emplace_back(t.get(), *reads);
-        ping_sockets.insert(fd);
-        break;
-      case ReadIdlePing::Action::kDead:
-        FailTransfer(
-            t.get(),
-            UnavailableError(
-                t->description + ": no answer to an HTTP/2 PING within " +
-                FormatDuration(t->ping->timeout()) + " after " +
-                FormatDuration(t->ping->after()) +
-                " with nothing read (the API server is stopped or the "
-                "connection is dead)"));
-        break;
-      case ReadIdlePing::Action::kNone:
-        break;
+    if (action == StreamLiveness::Action::kDead) {
+      FailTransfer(t.get(), t->liveness.Dead(t->description));
+    } else if (action == StreamLiveness::Action::kPing) {
+      pinging.emplace_back(t.get(), *reads);
+      ping_sockets.insert(fd);
     }
   }
   if (pinging.empty()) return;
@@ -544,7 +518,7 @@ void CurlTransport::CheckLiveness(TimePoint now) {
            (pinging.size() > 1
                 ? " (and " + std::to_string(pinging.size() - 1) + " more)"
                 : ""));
-  for (auto& [t, reads] : pinging) t->ping->Pinged(reads, now);
+  for (auto& [t, reads] : pinging) t->liveness.Pinged(reads, now);
 }
 
 void CurlTransport::FailTransfer(Transfer* t, Status why) {

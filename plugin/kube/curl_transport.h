@@ -110,7 +110,8 @@ class CurlTransport : public HttpTransport, public Pollable {
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
-  // Streaming transfers: the idle limit and the HTTP/2 PING check.
+  // Streaming transfers: each one's StreamLiveness decides; this reads
+  // the sockets, sends the PINGs and ends the dead.
   void CheckLiveness(TimePoint now);
   // Ends `t` with `why` and keeps its connection from being reused.
   void FailTransfer(Transfer* t, Status why);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// CheckClientKeyPair with OpenSSL (the library libcurl does TLS with).
+// CheckClientKeyPair with OpenSSL (the library libcurl does TLS with), and
+// on the kubeconfig's certificate and key.
 
 #include "plugin/kube/client_key_pair.h"
 
@@ -10,6 +11,9 @@
 #include <openssl/x509.h>
 
 #include <memory>
+#include <string>
+
+#include "plugin/base/strings.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -62,6 +66,32 @@ Status CheckClientKeyPair(std::string_view cert_pem, std::string_view key_pem,
         " (give the certificate and the key it was issued for)");
   }
   return OkStatus();
+}
+
+Status CheckConfiguredKeyPair(const ClusterConfig& config) {
+  bool has_cert =
+      !config.client_cert_pem.empty() || !config.client_cert_file.empty();
+  bool has_key =
+      !config.client_key_pem.empty() || !config.client_key_file.empty();
+  if (!has_cert || !has_key) return OkStatus();
+  auto pem = [&](const std::string& data, const std::string& file,
+                 const char* field,
+                 std::string* origin) -> StatusOr<std::string> {
+    if (!data.empty()) {
+      *origin = std::string(field) + "-data of " + config.source;
+      return data;
+    }
+    *origin = std::string(field) + " " + file;
+    return ReadFileToString(file, 1 << 20);
+  };
+  std::string cert_origin, key_origin;
+  K8S_ASSIGN_OR_RETURN(std::string cert,
+                       pem(config.client_cert_pem, config.client_cert_file,
+                           "client-certificate", &cert_origin));
+  K8S_ASSIGN_OR_RETURN(std::string key,
+                       pem(config.client_key_pem, config.client_key_file,
+                           "client-key", &key_origin));
+  return CheckClientKeyPair(cert, key, cert_origin, key_origin);
 }
 
 }  // namespace k8s_agent::kube

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "plugin/base/status.h"
+#include "plugin/kube/cluster_config.h"
 
 namespace k8s_agent::kube {
 
@@ -20,6 +21,12 @@ namespace k8s_agent::kube {
 Status CheckClientKeyPair(std::string_view cert_pem, std::string_view key_pem,
                           const std::string& cert_origin,
                           const std::string& key_origin);
+
+/// CheckClientKeyPair on `config`'s client certificate and key, each the
+/// kubeconfig's inline data or a file (read here, an unreadable one
+/// named); OK when either is not set. Origins name the field or file:
+/// "client-certificate-data of SOURCE", "client-key /x/k.key".
+Status CheckConfiguredKeyPair(const ClusterConfig& config);
 
 }  // namespace k8s_agent::kube
 

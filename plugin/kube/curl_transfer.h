@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// CurlTransport's record of one request; internal to curl_transport*.cc.
+// CurlTransport's record of one request; internal to curl_transport.cc.
 
 #ifndef K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_
 #define K8S_AGENT_PLUGIN_KUBE_CURL_TRANSFER_H_
@@ -14,7 +14,7 @@
 #include "plugin/kube/curl_handles.h"
 #include "plugin/kube/curl_transport.h"
 #include "plugin/kube/http.h"
-#include "plugin/kube/read_idle_ping.h"
+#include "plugin/kube/stream_liveness.h"
 
 namespace k8s_agent::kube {
 
@@ -29,11 +29,8 @@ struct CurlTransport::Transfer {
   std::string description;  // "GET https://host/path", for messages.
   HttpSink* sink = nullptr;
   bool streaming = false;
-  Duration idle_timeout{};
-  // HTTP/2 watches: the PING check, from the response headers on
-  // (dropped when the connection turns out not to be HTTP/2).
-  std::optional<ReadIdlePing> ping;
-  TimePoint last_activity{};
+  // Streaming requests: the idle limit and, on HTTP/2, the PING check.
+  StreamLiveness liveness;
   char errbuf[CURL_ERROR_SIZE] = {};
   bool in_multi = false;
   // Set while the credential is being fetched (an exec plugin runs): the

@@ -9,12 +9,20 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <set>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/client_key_pair.h"
+#include "plugin/kube/curl_errors.h"
 #include "plugin/kube/curl_options.h"
 #include "plugin/kube/curl_transfer.h"
+#include "plugin/kube/read_idle_ping.h"
+#include "plugin/kube/stream_liveness.h"
 
 namespace k8s_agent::kube {
 namespace {
@@ -70,7 +78,10 @@ Status CurlTransport::Init() {
                                      "kubeconfig)");
     }
   }
-  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair());
+  // Before any handshake: a certificate with the wrong key would otherwise
+  // surface as curl's "unable to set private key file" or a handshake
+  // failure, read as a server verification problem.
+  K8S_RETURN_IF_ERROR(CheckConfiguredKeyPair(config_));
   credentials_ = NewCredentialSource(config_);
   // A token file or literal is checked now; an exec plugin starts now and
   // fails now only when it cannot start at all (not installed).
@@ -192,13 +203,11 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
   t->id = next_id_++;
   t->sink = sink;
   t->streaming = request.streaming;
-  t->idle_timeout =
-      milliseconds(request.streaming ? request.idle_timeout_ms : 0);
-  t->last_activity = clock_->Now();
-  if (request.streaming && request.ping_after_ms > 0 &&
-      request.ping_timeout_ms > 0) {
-    t->ping.emplace(milliseconds(request.ping_after_ms),
-                    milliseconds(request.ping_timeout_ms));
+  if (request.streaming) {
+    t->liveness =
+        StreamLiveness(milliseconds(request.idle_timeout_ms),
+                       milliseconds(request.ping_after_ms),
+                       milliseconds(request.ping_timeout_ms), clock_->Now());
   }
   t->easy.reset(curl_easy_init());
   Transfer* raw = t.get();
@@ -216,6 +225,55 @@ std::unique_ptr<HttpCall> CurlTransport::Start(const HttpRequest& request,
     Launch(raw, request, clock_->Now());
   }
   return std::make_unique<Call>(this, id);
+}
+
+StatusOr<bool> CurlTransport::CredentialReady(TimePoint now) {
+  K8S_ASSIGN_OR_RETURN(MaybeCredential credential, credentials_->Get(now));
+  return credential.has_value();
+}
+
+void CurlTransport::Launch(Transfer* t, const HttpRequest& request,
+                           TimePoint now) {
+  StatusOr<MaybeCredential> credential = credentials_->Get(now);
+  if (!credential.ok()) return FailEarly(t, credential.status());
+  if (!credential->has_value()) {
+    t->awaiting = request;
+    return;
+  }
+  Status status = Configure(t, request, **credential);
+  if (status.ok() &&
+      curl_multi_add_handle(multi_.get(), t->easy.get()) != CURLM_OK) {
+    status = InternalError("curl_multi_add_handle failed");
+  }
+  if (!status.ok()) return FailEarly(t, status);
+  t->in_multi = true;  // curl asks for a 0 ms timer: OnTimer starts it.
+}
+
+void CurlTransport::FailEarly(Transfer* t, Status why) {
+  // Reported through the sink like any other failure, from the loop.
+  t->finished = true;
+  t->result = std::move(why);
+  needs_delivery_ = true;
+}
+
+void CurlTransport::ResumeAwaiting(TimePoint now) {
+  std::vector<uint64_t> ids;
+  for (const auto& [id, t] : transfers_) {
+    if (t->awaiting) ids.push_back(id);
+  }
+  if (ids.empty()) return;
+  StatusOr<MaybeCredential> credential = credentials_->Get(now);
+  if (credential.ok() && !credential->has_value()) return;
+  for (uint64_t id : ids) {
+    Transfer* t = transfers_.at(id).get();
+    HttpRequest request = std::move(*t->awaiting);
+    t->awaiting.reset();
+    if (!credential.ok()) {
+      FailEarly(t, credential.status());
+    } else {
+      Launch(t, request, now);
+    }
+  }
 }
 
 void CurlTransport::Cancel(uint64_t id) {
@@ -268,14 +326,14 @@ size_t CurlTransport::OnWrite(char* data, size_t size, size_t n, void* p) {
   } catch (...) {
     return 0;  // Aborts the transfer: CURLE_WRITE_ERROR.
   }
-  t->last_activity = t->owner->clock_->Now();
+  t->liveness.Heard(t->owner->clock_->Now());
   return size * n;
 }
 
 size_t CurlTransport::OnHeader(char* data, size_t size, size_t n, void* p) {
   auto* t = static_cast<Transfer*>(p);
   std::string_view line(data, size * n);
-  t->last_activity = t->owner->clock_->Now();
+  t->liveness.Heard(t->owner->clock_->Now());
   try {
     if (StartsWith(line, "HTTP/")) {
       // A new status line (after 100 Continue): start over.
@@ -314,11 +372,8 @@ TimePoint CurlTransport::NextWake() const {
   if (needs_delivery_) return TimePoint();  // Due now; min() would overflow.
   TimePoint wake = std::min(timer_at_, credentials_->NextWake());
   for (const auto& [id, t] : transfers_) {
-    if (t->in_multi && t->idle_timeout > Duration::zero()) {
-      wake = std::min(wake, t->last_activity + t->idle_timeout);
-    }
-    if (t->in_multi && t->ping && t->headers_complete) {
-      wake = std::min(wake, t->ping->next_check());
+    if (t->in_multi) {
+      wake = std::min(wake, t->liveness.NextCheck(t->headers_complete));
     }
   }
   return wake;
@@ -373,9 +428,108 @@ void CurlTransport::ReadCompletions() {
     curl_multi_remove_handle(multi_.get(), t->easy.get());
     t->in_multi = false;
     t->finished = true;
-    t->result = code == CURLE_OK ? OkStatus() : MapCurlError(code, *t);
+    t->result = OkStatus();
+    if (code != CURLE_OK) {
+      CurlFailure failure;
+      failure.code = code;
+      failure.description = t->description;
+      failure.error_buffer = t->errbuf;
+      long used_proxy = 0;
+      curl_easy_getinfo(t->easy.get(), CURLINFO_USED_PROXY, &used_proxy);
+      failure.used_proxy = used_proxy != 0;
+      if (failure.used_proxy) {
+        curl_easy_getinfo(t->easy.get(), CURLINFO_HTTP_CONNECTCODE,
+                          &failure.proxy_connect_code);
+      }
+      t->result = MapCurlError(failure, config_);
+    }
     needs_delivery_ = true;
   }
+}
+
+// The socket of the transfer's connection when that is HTTP/2, else -1
+// (no PING to send: bookmarks and the idle limit remain).
+// CURLINFO_ACTIVESOCKET is only set once a transfer is done, so the socket
+// is found by connection id (CURLINFO_CONN_ID, curl 8.2).
+int CurlTransport::Http2Socket(const Transfer& t) const {
+  long version = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_HTTP_VERSION, &version);
+  if (version != CURL_HTTP_VERSION_2_0) return -1;
+#if LIBCURL_VERSION_NUM >= 0x080200
+  curl_off_t conn = -1;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_CONN_ID, &conn);
+  return connection_sockets_.SocketOf(conn);
+#else
+  return -1;
+#endif
+}
+
+int CurlTransport::OnSocketOpened(void* transfer, curl_socket_t fd,
+                                  curlsocktype purpose) {
+#if LIBCURL_VERSION_NUM >= 0x080200
+  auto* t = static_cast<Transfer*>(transfer);
+  curl_off_t conn = -1;
+  if (purpose == CURLSOCKTYPE_IPCXN &&
+      curl_easy_getinfo(t->easy.get(), CURLINFO_CONN_ID, &conn) == CURLE_OK &&
+      conn >= 0) {
+    try {
+      t->owner->connection_sockets_.Opened(conn, fd);
+    } catch (...) {  // No exception may cross into libcurl; no PINGs then.
+    }
+  }
+#endif
+  return CURL_SOCKOPT_OK;
+}
+
+int CurlTransport::OnSocketClosed(void* self, curl_socket_t fd) {
+  static_cast<CurlTransport*>(self)->connection_sockets_.Closed(fd);
+  return close(fd);
+}
+
+void CurlTransport::CheckLiveness(TimePoint now) {
+  std::vector<std::pair<Transfer*, ReadIdlePing::Reads>> pinging;
+  std::set<int> ping_sockets;
+  for (auto& [id, t] : transfers_) {
+    if (!t->in_multi) continue;
+    StreamLiveness::Action action = t->liveness.Check(now, t->headers_complete);
+    int fd = -1;
+    std::optional<ReadIdlePing::Reads> reads;
+    if (action == StreamLiveness::Action::kReadSocket) {
+      fd = Http2Socket(*t);
+      if (fd >= 0) reads = ReadIdlePing::SocketReads(fd);
+      action = t->liveness.CheckReads(reads, now);
+    }
+    if (action == StreamLiveness::Action::kDead) {
+      FailTransfer(t.get(), t->liveness.Dead(t->description));
+    } else if (action == StreamLiveness::Action::kPing) {
+      pinging.emplace_back(t.get(), *reads);
+      ping_sockets.insert(fd);
+    }
+  }
+  if (pinging.empty()) return;
+  // One call pings every pooled HTTP/2 connection, so several quiet
+  // watches on one connection share a PING.
+  curl_easy_upkeep(pinger_.get());
+  // curl 8.14 only queues the PING frame; a transfer's receive path
+  // flushes the queue, so run it once (it reads nothing and returns).
+  for (int fd : ping_sockets) SocketAction(fd, CURL_CSELECT_IN);
+  LogDebug("sent an HTTP/2 PING: " + pinging.front().first->description +
+           " read nothing for " + FormatDuration(pinging.front().second.idle) +
+           (pinging.size() > 1
+                ? " (and " + std::to_string(pinging.size() - 1) + " more)"
+                : ""));
+  for (auto& [t, reads] : pinging) t->liveness.Pinged(reads, now);
+}
+
+void CurlTransport::FailTransfer(Transfer* t, Status why) {
+  // A connection that stopped answering must not carry the retry: curl
+  // would otherwise keep it pooled (HTTP/2 survives a removed stream).
+  curl_easy_setopt(t->easy.get(), CURLOPT_FORBID_REUSE, 1L);
+  curl_multi_remove_handle(multi_.get(), t->easy.get());
+  t->in_multi = false;
+  t->finished = true;
+  t->result = std::move(why);
+  needs_delivery_ = true;
 }
 
 void CurlTransport::Deliver() {
@@ -414,96 +568,6 @@ void CurlTransport::Deliver() {
     }
     delivering_ = 0;
     if (erase) transfers_.erase(id);
-  }
-}
-
-Status CurlTransport::MapCurlError(CURLcode code, const Transfer& t) const {
-  std::string detail = curl_easy_strerror(code);
-  if (t.errbuf[0] != '\0') detail += ": " + Printable(t.errbuf);
-  std::string what = t.description + ": " + detail;
-  long used_proxy = 0;
-  curl_easy_getinfo(t.easy.get(), CURLINFO_USED_PROXY, &used_proxy);
-  if (used_proxy != 0) {
-    Status proxy = MapProxyError(code, t, what);
-    if (!proxy.ok()) return proxy;
-  }
-  bool tls_trust = false;
-  switch (code) {
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CIPHER:
-      tls_trust = true;
-      break;
-    case CURLE_SSL_CONNECT_ERROR:
-      // Also a reset during the handshake (transient); only certificate
-      // complaints mean the configuration is wrong.
-      tls_trust = detail.find("certificate") != std::string::npos ||
-                  detail.find("verify") != std::string::npos;
-      break;
-    case CURLE_URL_MALFORMAT:
-    case CURLE_UNSUPPORTED_PROTOCOL:
-      return InvalidArgumentError(what);
-    default:
-      break;
-  }
-  if (tls_trust) {
-    return FailedPreconditionError(
-        "TLS: x509: certificate verify failed: " + what +
-        " (check --certificate-authority or the kubeconfig's "
-        "certificate-authority for " +
-        config_.server +
-        (config_.tls_server_name.empty()
-             ? ""
-             : ", whose certificate must name the tls-server-name \"" +
-                   Printable(config_.tls_server_name) + "\"") +
-        (config_.ca_file.empty() && config_.ca_pem.empty()
-             ? "; none is set, so the system trust store or $SSL_CERT_FILE "
-               "was used"
-             : "") +
-        ")");
-  }
-  // Refused, reset, timeouts, DNS: the server may come back.
-  return UnavailableError(what);
-}
-
-}  // namespace k8s_agent::kube
-
-namespace k8s_agent::kube {
-
-// Failures that are the proxy's, named by host:port (never its
-// credentials): unreachable is transient, a refused CONNECT is not.
-Status CurlTransport::MapProxyError(CURLcode code, const Transfer& t,
-                                    const std::string& what) const {
-  const std::string proxy = "proxy " + Printable(ProxyInUse(config_));
-  const std::string origin = config_.proxy_url.empty()
-                                 ? " (from $HTTPS_PROXY/$ALL_PROXY; exempt the "
-                                   "server with $NO_PROXY)"
-                                 : " (the kubeconfig's proxy-url)";
-  long connect_code = 0;
-  curl_easy_getinfo(t.easy.get(), CURLINFO_HTTP_CONNECTCODE, &connect_code);
-  if (connect_code >= 300) {
-    std::string why =
-        connect_code == 407 ? " (proxy authentication required)" : "";
-    return FailedPreconditionError(
-        proxy + " refused to tunnel to " + config_.server + ": HTTP " +
-        std::to_string(connect_code) + why + origin + ": " + what);
-  }
-  switch (code) {
-    case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
-    case CURLE_PROXY:
-      // With a tunnel up (CONNECT answered 200) the failure is past the
-      // proxy.
-      if (connect_code == 200) return OkStatus();
-      return UnavailableError(proxy + " could not be used" + origin + ": " +
-                              what);
-    default:
-      return OkStatus();
   }
 }
 

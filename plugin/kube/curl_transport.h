@@ -16,6 +16,7 @@
 #include "plugin/base/event_loop.h"
 #include "plugin/base/status.h"
 #include "plugin/kube/cluster_config.h"
+#include "plugin/kube/connection_sockets.h"
 #include "plugin/kube/credential_source.h"
 #include "plugin/kube/curl_handles.h"
 #include "plugin/kube/http.h"
@@ -97,7 +98,6 @@ class CurlTransport : public HttpTransport, public Pollable {
 
   CurlTransport(const ClusterConfig& config, Clock* clock);
   Status Init();
-  Status CheckConfiguredKeyPair() const;
   void SetTransferOptions(Transfer* t, bool streaming);
   Status Configure(Transfer* t, const HttpRequest& request,
                    const Credential& credential);
@@ -110,16 +110,13 @@ class CurlTransport : public HttpTransport, public Pollable {
   void Cancel(uint64_t id);
   void SocketAction(int fd, int mask);
   void ReadCompletions();
-  // Streaming transfers: the idle limit and the HTTP/2 PING check
-  // (curl_transport_liveness.cc).
+  // Streaming transfers: each one's StreamLiveness decides; this reads
+  // the sockets, sends the PINGs and ends the dead.
   void CheckLiveness(TimePoint now);
   // Ends `t` with `why` and keeps its connection from being reused.
   void FailTransfer(Transfer* t, Status why);
   int Http2Socket(const Transfer& t) const;
   void Deliver();
-  Status MapCurlError(CURLcode code, const Transfer& t) const;
-  Status MapProxyError(CURLcode code, const Transfer& t,
-                       const std::string& what) const;
 
   static int OnSocket(CURL* easy, curl_socket_t fd, int what, void* self,
                       void* socket_data);
@@ -142,8 +139,7 @@ class CurlTransport : public HttpTransport, public Pollable {
   CurlMulti multi_;
   CurlEasy pinger_;
   std::map<int, short> sockets_;  // fd -> POLLIN/POLLOUT wanted by curl.
-  // CURLINFO_CONN_ID -> its sockets (more than one only while connecting).
-  std::map<curl_off_t, std::vector<int>> connection_sockets_;
+  ConnectionSockets connection_sockets_;  // By CURLINFO_CONN_ID.
   TimePoint timer_at_ = TimePoint::max();
   std::map<uint64_t, std::unique_ptr<Transfer>> transfers_;
   uint64_t next_id_ = 1;

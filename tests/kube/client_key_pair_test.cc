@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // CheckClientKeyPair: a certificate and the key it was issued for, or a
-// message naming both.
+// message naming both; CheckConfiguredKeyPair: the same on a kubeconfig.
 
 #include "plugin/kube/client_key_pair.h"
 
@@ -9,7 +9,10 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <stdlib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 
@@ -17,6 +20,8 @@
 
 namespace k8s_agent::kube {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::string KeyPem(EVP_PKEY* key) {
   BIO* bio = BIO_new(BIO_s_mem());
@@ -85,6 +90,76 @@ TEST_F(ClientKeyPairTest, NoPemIsNamed) {
                                  "client-key k"),
               StatusIs(Code::kFailedPrecondition,
                        "failed to find any PEM private key in client-key k"));
+}
+
+// CheckConfiguredKeyPair reads what the kubeconfig names: files or data.
+class ConfiguredKeyPairTest : public ClientKeyPairTest {
+ protected:
+  ConfiguredKeyPairTest() {
+    char tmpl[] = "/tmp/k8s-kube-keypair-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+    config_.source = "/home/u/.kube/config";
+  }
+  ~ConfiguredKeyPairTest() override { std::filesystem::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& text) {
+    std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  std::string dir_;
+  ClusterConfig config_;
+};
+
+TEST_F(ConfiguredKeyPairTest, NoCertificateOrNoKeyIsNotChecked) {
+  EXPECT_THAT(CheckConfiguredKeyPair(config_), IsOk());
+  config_.client_cert_pem = CertPem(a_.get());
+  EXPECT_THAT(CheckConfiguredKeyPair(config_), IsOk());
+  config_.client_cert_pem.clear();
+  config_.client_key_file = dir_ + "/absent.key";
+  EXPECT_THAT(CheckConfiguredKeyPair(config_), IsOk());
+}
+
+TEST_F(ConfiguredKeyPairTest, FilesThatArePairPass) {
+  config_.client_cert_file = Write("c.crt", CertPem(a_.get()));
+  config_.client_key_file = Write("k.key", KeyPem(a_.get()));
+  EXPECT_THAT(CheckConfiguredKeyPair(config_), IsOk());
+}
+
+TEST_F(ConfiguredKeyPairTest, AMismatchNamesTheFiles) {
+  config_.client_cert_file = Write("c.crt", CertPem(a_.get()));
+  config_.client_key_file = Write("k.key", KeyPem(b_.get()));
+  EXPECT_THAT(CheckConfiguredKeyPair(config_),
+              StatusIs(Code::kFailedPrecondition,
+                       "client-key " + dir_ +
+                           "/k.key is not the key of client-certificate " +
+                           dir_ + "/c.crt"));
+}
+
+TEST_F(ConfiguredKeyPairTest, AMismatchInDataNamesTheFieldsAndKubeconfig) {
+  config_.client_cert_pem = CertPem(a_.get());
+  config_.client_key_pem = KeyPem(b_.get());
+  EXPECT_THAT(CheckConfiguredKeyPair(config_),
+              StatusIs(Code::kFailedPrecondition,
+                       "client-key-data of /home/u/.kube/config is not the "
+                       "key of client-certificate-data of "
+                       "/home/u/.kube/config"));
+}
+
+TEST_F(ConfiguredKeyPairTest, DataIsPreferredOverAFile) {
+  config_.client_cert_pem = CertPem(a_.get());
+  config_.client_cert_file = Write("other.crt", CertPem(b_.get()));
+  config_.client_key_file = Write("k.key", KeyPem(a_.get()));
+  EXPECT_THAT(CheckConfiguredKeyPair(config_), IsOk());
+}
+
+TEST_F(ConfiguredKeyPairTest, AnUnreadableFileIsAnError) {
+  config_.client_cert_file = dir_ + "/absent.crt";
+  config_.client_key_file = Write("k.key", KeyPem(a_.get()));
+  Status status = CheckConfiguredKeyPair(config_);
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("absent.crt"));
 }
 
 }  // namespace

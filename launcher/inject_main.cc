@@ -52,7 +52,8 @@ Options:
   --sshd                    workers run DIR/k8s-agent-sshd (images without
                             an OpenSSH server); MPIJob and Trainer runtimes
                             also get the k8s-agent-ssh ConfigMap
-  --image IMAGE             the delivery image (default k8s-agent:latest)
+  --image IMAGE             the delivery image (default k8s-agent:)" K8S_AGENT_IMAGE_TAG
+                          R"()
   --dir DIR                 where the agent is mounted (default
                             /opt/k8s-agent)
   --service-account NAME    default mpi-launcher

@@ -43,7 +43,9 @@ const char* RoleName(Role role);
 
 /// The same for every template of one run (k8s-agent inject's flags).
 struct AgentSettings {
-  std::string image = "k8s-agent:latest";
+  /// The release's delivery image (the project version, as the examples
+  /// name it), never a moving tag.
+  std::string image = std::string("k8s-agent:") + K8S_AGENT_IMAGE_TAG;
   std::string dir = "/opt/k8s-agent";
   std::string service_account = "mpi-launcher";
   /// Workers run dir/k8s-agent-sshd (images without an OpenSSH server).

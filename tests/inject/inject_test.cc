@@ -48,7 +48,8 @@ void ExpectDelivery(const YAML::Node& pod, const std::string& where) {
   ASSERT_EQ(Count(pod["initContainers"], "k8s-agent"), 1);
   const YAML::Node init =
       pod["initContainers"][pod["initContainers"].size() - 1];
-  EXPECT_EQ(init["image"].as<std::string>(), "k8s-agent:latest");
+  EXPECT_EQ(init["image"].as<std::string>(),
+            std::string("k8s-agent:") + K8S_AGENT_IMAGE_TAG);
   EXPECT_EQ(init["args"][0].as<std::string>(), "/opt/k8s-agent");
   EXPECT_TRUE(init["securityContext"]["runAsNonRoot"].as<bool>());
   EXPECT_EQ(Count(pod["volumes"], "k8s-agent"), 1);

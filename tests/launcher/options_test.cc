@@ -1189,7 +1189,7 @@ TEST(UsageTextTest, FitsIn80Columns) {
 
 TEST(UsageTextTest, Version) {
   EXPECT_THAT(VersionText(),
-              ::testing::MatchesRegex("k8s-agent [0-9a-z.]+\ncommit "
+              ::testing::MatchesRegex("k8s-agent [0-9A-Za-z.+-]+\ncommit "
                                       "([0-9a-f]{40}(-dirty)?|unknown) "
                                       "\\(.+\\)\n"));
 }

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -159,19 +160,8 @@ Status RemoveTreeAtDepth(RemoveTop& top, int dirfd, const std::string& dir,
   }
   if (depth >= kMaxTreeDepth) return MoveUp(top, dirfd, path, name);
   K8S_ASSIGN_OR_RETURN(UniqueFd sub, OpenDirNoFollowAt(dirfd, dir, name));
-  int listed = dup(sub.get());
-  if (listed < 0) return ErrnoError("dup", errno);
-  DIR* d = fdopendir(listed);
-  if (d == nullptr) {
-    close(listed);
-    return ErrnoError("list " + path, errno);
-  }
-  std::vector<std::string> names;
-  while (dirent* e = readdir(d)) {
-    std::string n = e->d_name;
-    if (n != "." && n != "..") names.push_back(n);
-  }
-  closedir(d);
+  K8S_ASSIGN_OR_RETURN(std::vector<std::string> names,
+                       ListDirAt(sub.get(), path));
   for (const std::string& n : names) {
     K8S_RETURN_IF_ERROR(RemoveTreeAtDepth(top, sub.get(), path, n, depth + 1));
   }
@@ -359,6 +349,42 @@ const char* FileTypeName(mode_t mode) {
 
 std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir == "/" ? dir + name : dir + "/" + name;
+}
+
+StatusOr<std::vector<std::string>> ListDirAt(int dirfd,
+                                             const std::string& dir) {
+  // fdopendir takes the fd it is given: a duplicate, so `dirfd` stays ours.
+  int listed = ::dup(dirfd);
+  if (listed < 0) return ErrnoError("dup", errno);
+  std::unique_ptr<DIR, int (*)(DIR*)> d(::fdopendir(listed), ::closedir);
+  if (d == nullptr) {
+    int err = errno;
+    ::close(listed);
+    return ErrnoError("list " + dir, err);
+  }
+  // The duplicate shares `dirfd`'s offset: an earlier listing left it at
+  // the end.
+  ::rewinddir(d.get());
+  std::vector<std::string> names;
+  while (dirent* e = ::readdir(d.get())) {
+    std::string n = e->d_name;
+    if (n != "." && n != "..") names.push_back(n);
+  }
+  return names;
+}
+
+bool EnsurePrivateDir(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string part = dir.substr(0, slash);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) return false;
+    if (slash == std::string::npos) break;
+  }
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
+      st.st_uid != ::geteuid()) {
+    return false;
+  }
+  return (st.st_mode & 077) == 0 || ::chmod(dir.c_str(), 0700) == 0;
 }
 
 }  // namespace k8s_agent

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "plugin/base/status.h"
 #include "plugin/base/unique_fd.h"
@@ -52,6 +53,16 @@ StatusOr<UniqueFd> OpenDirNoFollowAt(int dirfd, const std::string& dir,
 /// outside it, however deep it is (deep parts are moved up into `dirfd`
 /// under a ".deep." name and removed from there). A missing `name` is fine.
 Status RemoveTreeAt(int dirfd, const std::string& dir, const std::string& name);
+
+/// The names in the directory `dirfd` (`dir` names it in messages), but
+/// "." and "..".
+StatusOr<std::vector<std::string>> ListDirAt(int dirfd, const std::string& dir);
+
+/// mkdir -p `dir` (absolute) with 0700 for what it creates. True when its
+/// last component then is a directory of this euid, not a symlink, that
+/// nobody else can write (a wider mode is narrowed to 0700): a cache other
+/// agents of the user read must be one another user cannot plant in.
+bool EnsurePrivateDir(const std::string& dir);
 
 /// Copies `src` to `dst` the same way (streamed: any size).
 Status CopyFileAtomically(const std::string& src, const std::string& dst,

@@ -66,6 +66,22 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
          s.substr(s.size() - suffix.size()) == suffix;
 }
 
+std::string PercentEncode(std::string_view value) {
+  static const char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char ch : value) {
+    auto c = static_cast<unsigned char>(ch);  // Bytes >= 0x80 escape as %XX.
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
 std::string ToLower(std::string_view s) {
   std::string out(s);
   for (char& c : out)

@@ -21,6 +21,10 @@ std::vector<std::string> Split(std::string_view s, char sep);
 std::string_view Trim(std::string_view s);
 bool StartsWith(std::string_view s, std::string_view prefix);
 bool EndsWith(std::string_view s, std::string_view suffix);
+
+/// Percent-encodes all but RFC 3986's unreserved characters, for a query
+/// value: "metadata.name=w0" becomes "metadata.name%3Dw0".
+std::string PercentEncode(std::string_view value);
 std::string ToLower(std::string_view s);
 
 /// ssh's match_pattern: '*' matches any run, '?' one character; the rest

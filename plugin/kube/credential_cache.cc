@@ -9,8 +9,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -19,32 +17,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugin/base/files.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
 #include "plugin/base/unique_fd.h"
+#include "plugin/kube/cache_key.h"
 
 namespace k8s_agent::kube {
 namespace {
 
 using nlohmann::json;
-
-// mkdir -p with 0700 for what it creates; the last component must end up a
-// directory of ours that nobody else can write, or it is not used: another
-// user could otherwise plant a credential for us.
-bool EnsurePrivateDir(const std::string& dir) {
-  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
-    std::string part = dir.substr(0, slash);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) return false;
-    if (slash == std::string::npos) break;
-  }
-  struct stat st;
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) ||
-      st.st_uid != ::geteuid()) {
-    return false;
-  }
-  if ((st.st_mode & 077) != 0 && ::chmod(dir.c_str(), 0700) != 0) return false;
-  return true;
-}
 
 StatusOr<ExecCredential> ReadCached(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
@@ -114,22 +96,16 @@ CredentialCache::CredentialCache(std::string dir, std::string key,
 std::string CredentialCache::Key(const ExecConfig& exec,
                                  const std::string& server,
                                  std::vector<std::string> plugin_env) {
-  // Length-prefixed fields: ("ab","c") and ("a","bc") must differ.
-  std::string data;
-  auto add = [&data](const std::string& field) {
-    data += std::to_string(field.size()) + ":" + field + ";";
-  };
-  add(exec.api_version);
-  add(exec.command);
-  add(std::to_string(exec.args.size()));
-  for (const std::string& a : exec.args) add(a);
-  add(std::to_string(exec.env.size()));
+  std::vector<std::string> fields = {exec.api_version, exec.command,
+                                     std::to_string(exec.args.size())};
+  fields.insert(fields.end(), exec.args.begin(), exec.args.end());
+  fields.push_back(std::to_string(exec.env.size()));
   for (const auto& [name, value] : exec.env) {
-    add(name);
-    add(value);
+    fields.push_back(name);
+    fields.push_back(value);
   }
-  add(exec.provide_cluster_info ? "cluster-info" : "");
-  add(server);
+  fields.push_back(exec.provide_cluster_info ? "cluster-info" : "");
+  fields.push_back(server);
   // Sorted: the order environ happens to have is not an identity. Without
   // `_` and SHLVL, which the shell that started the agent sets per command
   // (a job started with & differs from one in the foreground, `env CMD`
@@ -141,20 +117,11 @@ std::string CredentialCache::Key(const ExecConfig& exec,
                                   }),
                    plugin_env.end());
   std::sort(plugin_env.begin(), plugin_env.end());
-  add(std::to_string(plugin_env.size()));
-  for (const std::string& e : plugin_env) add(e);
+  fields.push_back(std::to_string(plugin_env.size()));
+  fields.insert(fields.end(), plugin_env.begin(), plugin_env.end());
   // SHA-256, not a fast hash: the environment may hold secrets
   // (AWS_SECRET_ACCESS_KEY), and the key is a file name.
-  unsigned char digest[32];
-  SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(),
-         digest);
-  std::string hex;
-  static const char kHex[] = "0123456789abcdef";
-  for (unsigned char c : digest) {
-    hex += kHex[c >> 4];
-    hex += kHex[c & 15];
-  }
-  return hex;
+  return CacheKey(fields);
 }
 
 bool CredentialCache::shared() {

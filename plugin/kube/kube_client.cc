@@ -29,24 +29,6 @@ constexpr int kWatchIdleSlackSeconds = 30;
 // about every minute, so ten quiet minutes mean a dead connection.
 constexpr int kDefaultWatchIdleSeconds = 600;
 
-// Percent-encodes all but RFC 3986 unreserved characters, so selectors
-// like "metadata.name=w0" become "metadata.name%3Dw0".
-std::string Escape(std::string_view value) {
-  static const char kHex[] = "0123456789ABCDEF";
-  std::string out;
-  for (char ch : value) {
-    auto c = static_cast<unsigned char>(ch);  // Bytes >= 0x80 escape as %XX.
-    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += kHex[c >> 4];
-      out += kHex[c & 15];
-    }
-  }
-  return out;
-}
-
 class Query {
  public:
   void Add(const char* key, const std::string& value) {
@@ -54,7 +36,7 @@ class Query {
     text_ += text_.empty() ? '?' : '&';
     text_ += key;
     text_ += '=';
-    text_ += Escape(value);
+    text_ += PercentEncode(value);
   }
   const std::string& str() const { return text_; }
 
@@ -63,7 +45,7 @@ class Query {
 };
 
 std::string PodsPath(const std::string& ns) {
-  return "/api/v1/namespaces/" + Escape(ns) + "/pods";
+  return "/api/v1/namespaces/" + PercentEncode(ns) + "/pods";
 }
 
 HttpRequest MakeGet(std::string path) {

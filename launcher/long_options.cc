@@ -158,6 +158,20 @@ Status SetPositiveDuration(const Setting& s, Duration* out) {
   return OkStatus();
 }
 
+// Bounded by the watch cache's history (about 75 s): an agent answered
+// from the list watches from its resourceVersion, which must not be gone.
+Status SetLookupCache(const Setting& s, ParseState* p) {
+  if (s.value.empty()) return EmptyValueError(s);
+  const std::string what = Quoted(s.origin, s.value);
+  StatusOr<Duration> d = ParseDuration(s.value);
+  if (!d.ok() || *d < Duration::zero() || *d > std::chrono::seconds(60)) {
+    return UsageError(what, "not a duration from 0 to 60s",
+                      "use e.g. 5s, or 0 for off");
+  }
+  p->options.lookup_cache = *d;
+  return OkStatus();
+}
+
 Status SetTimeout(const Setting& s, ParseState* p) {
   return SetPositiveDuration(s, &p->options.timeout);
 }
@@ -284,6 +298,12 @@ constexpr LongOption kLongOptions[] = {
      [](S s, P p) {
        return SetPositiveDuration(s, &p->options.watch_idle_timeout);
      }},
+    {"lookup-cache", "DURATION", kAnywhere,
+     "share one namespace list among this user's agents: the first agent "
+     "of a burst lists the pods once, the others are answered from it while "
+     "it is younger than DURATION, with no connection to the API server of "
+     "their own (0 = off, the default; at most 60s; 5s suits mpirun)",
+     SetLookupCache},
     {"wait-for", "STATE", kAnywhere,
      "running: phase Running with a pod IP (default); ready: also the Ready "
      "condition",

@@ -212,6 +212,7 @@ RunSetup SharedSetup(const Options& options, kube::ClusterConfig cluster,
   setup.timeout = options.timeout;
   setup.api_first_answer_timeout = options.api_first_answer_timeout;
   setup.watch_idle_timeout = options.watch_idle_timeout;
+  setup.lookup_cache = options.lookup_cache;
   return setup;
 }
 

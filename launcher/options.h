@@ -71,6 +71,9 @@ struct Options {
   Duration api_first_answer_timeout = std::chrono::seconds(30);
   /// --watch-idle-timeout: a watch with no event for this long is dead.
   Duration watch_idle_timeout = std::chrono::seconds(90);
+  /// --lookup-cache: the age up to which a shared namespace list answers a
+  /// lookup; 0 = every agent asks the API server.
+  Duration lookup_cache{};
   std::string trace_file;                ///< --trace FILE.
   WaitFor wait_for = WaitFor::kRunning;  ///< --wait-for.
   /// Container waiting reasons that fail the wait at once.

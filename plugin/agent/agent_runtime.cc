@@ -11,6 +11,8 @@
 #include "plugin/agent/idle_memory.h"
 #include "plugin/base/log.h"
 #include "plugin/base/strings.h"
+#include "plugin/kube/cache_key.h"
+#include "plugin/kube/pod_list_cache.h"
 
 namespace k8s_agent {
 
@@ -33,6 +35,26 @@ class WakeAt : public Pollable {
   bool fired_ = false;
 };
 
+// One cache per namespace, keyed by everything that decides what the list
+// may show: the server, the namespace and the credential (whichever of its
+// forms is configured; a secret only ever enters the key hashed).
+kube::SharedLookupTransport::CacheFactory SharedListCaches(
+    const kube::ClusterConfig& c, Duration max_age) {
+  std::vector<std::string> identity = {
+      "pod-list/1",      c.server,       c.source,
+      c.token_file,      c.token,        c.client_cert_file,
+      c.client_cert_pem, c.exec.command, std::to_string(c.exec.args.size())};
+  identity.insert(identity.end(), c.exec.args.begin(), c.exec.args.end());
+  std::string dir = c.cache_dir.empty() ? "" : c.cache_dir + "/pods";
+  return [identity, dir, max_age](const std::string& ns) {
+    std::vector<std::string> fields = identity;
+    fields.push_back(ns);
+    return std::make_unique<kube::PodListCache>(
+        dir, kube::CacheKey(fields), max_age,
+        [] { return WallClockMicros() / 1000; });
+  };
+}
+
 }  // namespace
 
 AgentRuntime::AgentRuntime(Clock* clock) : loop_(clock), clock_(clock) {}
@@ -46,11 +68,17 @@ StatusOr<std::unique_ptr<AgentRuntime>> AgentRuntime::Create(
   K8S_ASSIGN_OR_RETURN(rt->transport_,
                        kube::CurlTransport::Create(setup.cluster, clock));
   rt->transport_->set_request_stall(setup.api_first_answer_timeout);
-  rt->client_ =
-      std::make_unique<kube::KubeClient>(rt->transport_.get(), setup.cluster);
+  kube::HttpTransport* api = rt->transport_.get();
+  if (setup.lookup_cache > Duration::zero()) {
+    rt->shared_lookup_ = std::make_unique<kube::SharedLookupTransport>(
+        api, SharedListCaches(setup.cluster, setup.lookup_cache), clock);
+    api = rt->shared_lookup_.get();
+  }
+  rt->client_ = std::make_unique<kube::KubeClient>(api, setup.cluster);
   rt->connector_ = ssh::NewLibssh2Connector(clock);
   rt->loop_.Add(rt->signals_.get());
   rt->loop_.Add(rt->transport_.get());
+  if (rt->shared_lookup_) rt->loop_.Add(rt->shared_lookup_.get());
   rt->seed_ = static_cast<uint64_t>(::getpid()) * uint64_t{0x9E3779B97F4A7C15} ^
               static_cast<uint64_t>(WallClockMicros());
   K8S_RETURN_IF_ERROR(rt->AwaitCredential(setup.timeout));
@@ -96,8 +124,10 @@ Status AgentRuntime::RunUntil(const std::function<bool()>& done) {
 }
 
 void AgentRuntime::ReleaseApi() {
+  if (shared_lookup_) loop_.Remove(shared_lookup_.get());
   if (transport_) loop_.Remove(transport_.get());
   client_.reset();
+  shared_lookup_.reset();
   transport_.reset();
   // The agent may stay attached for the whole job: give the heap and the
   // start-up's code pages back (idle_memory.h), so an idle agent holds

@@ -18,6 +18,7 @@
 #include "plugin/kube/cluster_config.h"
 #include "plugin/kube/curl_transport.h"
 #include "plugin/kube/kube_client.h"
+#include "plugin/kube/shared_lookup_transport.h"
 #include "plugin/ssh/ssh_client.h"
 #include "plugin/ssh/ssh_options.h"
 
@@ -38,6 +39,8 @@ struct RunSetup {
   Duration api_first_answer_timeout = std::chrono::seconds(30);
   /// --watch-idle-timeout: see PodWatcher::set_watch_idle_timeout.
   Duration watch_idle_timeout = std::chrono::seconds(90);
+  /// --lookup-cache: see SharedLookupTransport; 0 = off.
+  Duration lookup_cache{};
 };
 
 /// One run's machinery, set up the same way for every mode. Owns the
@@ -82,6 +85,8 @@ class AgentRuntime {
 
   std::unique_ptr<SignalWatcher> signals_;
   std::unique_ptr<kube::CurlTransport> transport_;
+  // In front of transport_ when --lookup-cache is on.
+  std::unique_ptr<kube::SharedLookupTransport> shared_lookup_;
   std::unique_ptr<kube::KubeClient> client_;
   std::unique_ptr<ssh::SshConnector> connector_;
   EventLoop loop_;

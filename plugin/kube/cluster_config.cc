@@ -446,10 +446,9 @@ StatusOr<ClusterConfig> LoadClusterConfig(const ClusterOverrides& overrides,
   K8S_ASSIGN_OR_RETURN(config.server,
                        NormalizeServer(config.server, config.source));
 
-  if (!config.exec.command.empty()) {
-    config.exec.cache_dir = CredentialCacheDir(
-        Env(in_cluster, "XDG_CACHE_HOME"), Env(in_cluster, "HOME"));
-  }
+  config.cache_dir = CredentialCacheDir(Env(in_cluster, "XDG_CACHE_HOME"),
+                                        Env(in_cluster, "HOME"));
+  if (!config.exec.command.empty()) config.exec.cache_dir = config.cache_dir;
   if (config.ca_file.empty() && config.ca_pem.empty() &&
       !config.insecure_skip_tls_verify) {
     // No CA configured: Go (kubectl) then trusts the system roots, which

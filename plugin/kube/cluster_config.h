@@ -61,6 +61,10 @@ struct ClusterConfig {
   std::string client_key_file, client_key_pem;
   /// An exec credential plugin (users[].user.exec); command "" = none.
   ExecConfig exec;
+  /// The user's private directory for what the agents of a job share (an
+  /// exec credential, a namespace's pod list): CredentialCacheDir's, or ""
+  /// when there is no absolute $XDG_CACHE_HOME or $HOME.
+  std::string cache_dir;
   /// Human-readable origin, for errors: "in-cluster service account",
   /// "kubeconfig /root/.kube/config context kind-kind", "flags".
   std::string source;

@@ -302,6 +302,55 @@ PY
   grep -q '^w-0 ' "$T/out" || fail "no row for w-0 in the text report"
   ok "pod timeline traced; report: $(grep -o 'critical .*' "$T/out")"
   ;;
+shared-list)
+  # --lookup-cache: agents started together, as mpirun starts them, list
+  # the namespace once between them; each one that waited past the
+  # patience for the lister says so at -v and asks for its own pod, so the
+  # count below holds however loaded the machine is.
+  n=8
+  for i in $(seq 0 $((n - 1))); do pod "w-$i" '{"phase":"Running","podIP":"127.0.0.1"}'; done
+  pod w-9 '{"phase":"Running","podIP":"127.0.0.3"}'
+  for i in 3 4 5 6 7 9; do printf '[w-%s]:%s %s\n' "$i" "$SSH_PORT" "$hostkey" >> "$T/ssh/known_hosts"; done
+  start_sshd
+  api POST /_control/stats/reset
+  export XDG_CACHE_HOME="$T/cache"
+  pids=()
+  for i in $(seq 0 $((n - 1))); do
+    "$AGENT" "${SSH_ARGS[@]}" -v --lookup-cache 5s "w-$i" echo "on-$i" > "$T/out.$i" 2> "$T/err.$i" &
+    pids+=($!)
+  done
+  for i in $(seq 0 $((n - 1))); do
+    wait "${pids[$i]}" || fail "agent w-$i: rc $? ($(tail -3 "$T/err.$i"))"
+    [ "$(cat "$T/out.$i")" = "on-$i" ] || fail "agent w-$i printed $(cat "$T/out.$i")"
+  done
+  answered=$(cat "$T"/err.* | grep -c 'answered from the namespace.s pod list')
+  unshared=$(cat "$T"/err.* | grep -c 'looking up unshared')
+  [ "$answered" -ge 1 ] || fail "no agent was answered from the shared list"
+  # The lister is answered from its own list too.
+  [ $((answered + unshared)) = "$n" ] || fail "$answered answered + $unshared unshared of $n"
+  [ "$(requests)" = $((1 + unshared)) ] || fail "expected $((1 + unshared)) API requests, got $(requests)"
+  # One more agent within the list's age asks the API server nothing.
+  api POST /_control/stats/reset
+  run_agent --lookup-cache 60s w-3 true
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(requests)" = 0 ] || fail "a lookup within the list's age made $(requests) request(s)"
+  # The user's own directory and files, and nothing of the credential.
+  dir=$(find "$T/cache/k8s-agent/pods" -mindepth 1 -maxdepth 1 -type d)
+  [ "$(stat -c %a "$dir")" = 700 ] || fail "$dir is $(stat -c %a "$dir")"
+  [ -z "$(find "$dir" -type f ! -perm 600)" ] || fail "files not 0600: $(find "$dir" -type f ! -perm 600)"
+  ! grep -rqF "$(cat "$T/api/token")" "$T/cache" || fail "the token is in the shared list"
+  # A pod that moved within the age (w-9 was listed at 127.0.0.3, where
+  # nothing listens): the agent is refused at the listed address, then
+  # follows the pod from the list's version and finds it where it is now.
+  pod w-9 '{"phase":"Running","podIP":"127.0.0.1"}'
+  api POST /_control/stats/reset
+  run_agent --lookup-cache 60s w-9 echo moved
+  [ $RC -eq 0 ] || fail "rc $RC"
+  [ "$(cat "$T/out")" = moved ] || fail "stdout: $(cat "$T/out")"
+  [ "$(count_of WATCH)" = 1 ] || fail "expected the one watch from the list's version: $(requests) request(s)"
+  [ "$(requests)" = 1 ] || fail "expected 1 API request (the watch), got $(requests)"
+  ok "$n agents: 1 + $unshared API requests, $answered answered from the shared list"
+  ;;
 *)
   fail "unknown scenario"
   ;;

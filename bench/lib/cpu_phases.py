@@ -22,6 +22,8 @@ PHASES = [
     ("TLS: SSL_CTX_new (method fetches, CA load)", ["SSL_CTX_new"]),
     ("TLS: handshake with the API server (certificate parse, verify, ECDHE)", ["ossl_connect_step2"]),
     ("API request and pod JSON (curl outside TLS set-up)", ["k8s_agent::kube::CurlTransport::OnFdReady("]),
+    ("lookup answered from the shared pod list (--lookup-cache; its key's SHA-256 starts OpenSSL)",
+     ["k8s_agent::kube::SharedLookupTransport::OnTimer("]),
     ("SSH: key exchange and host key (libssh2_session_handshake)", ["libssh2_session_handshake"]),
     ("SSH: known_hosts check", ["k8s_agent::ssh::VerifyHostKey("]),
     ("SSH: public-key auth (sign)", ["k8s_agent::ssh::PublicKeyAuth::Step("]),

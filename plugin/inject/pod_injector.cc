@@ -262,6 +262,9 @@ class TemplateInjector {
                            std::string(kSshConfigDir) + "/ssh_config"));
     }
     AddEnv(env, EnvField("K8S_AGENT_NAMESPACE", "metadata.namespace"));
+    // mpirun starts the agents in bursts here: one namespace list for all
+    // of them (SharedLookupTransport), not one TLS connection each.
+    AddEnv(env, EnvValue("K8S_AGENT_LOOKUP_CACHE", "5s"));
     if (!spec_.selector.empty()) {
       AddEnv(env, EnvValue("K8S_AGENT_SELECTOR", spec_.selector));
     }

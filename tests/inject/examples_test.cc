@@ -54,7 +54,7 @@ void StripAgent(YAML::Node node) {
       DropNamed(container, "env",
                 {"OMPI_MCA_plm_rsh_agent", "PRTE_MCA_plm_ssh_agent",
                  "PRTE_MCA_prte_default_hostfile", "K8S_AGENT_NAMESPACE",
-                 "K8S_AGENT_SELECTOR"});
+                 "K8S_AGENT_LOOKUP_CACHE", "K8S_AGENT_SELECTOR"});
     }
     return;
   }

@@ -74,6 +74,7 @@ void ExpectLauncherEnv(const YAML::Node& container) {
   EXPECT_EQ(Env(container, "PRTE_MCA_plm_ssh_agent"),
             "/opt/k8s-agent/k8s-agent");
   EXPECT_EQ(Env(container, "K8S_AGENT_NAMESPACE"), "<valueFrom>");
+  EXPECT_EQ(Env(container, "K8S_AGENT_LOOKUP_CACHE"), "5s");
 }
 
 void ExpectIdempotent(const std::string& text, const InjectOptions& options) {

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,9 @@ kube::SharedLookupTransport::CacheFactory SharedListCaches(
       c.token_file,      c.token,        c.client_cert_file,
       c.client_cert_pem, c.exec.command, std::to_string(c.exec.args.size())};
   identity.insert(identity.end(), c.exec.args.begin(), c.exec.args.end());
-  std::string dir = c.cache_dir.empty() ? "" : c.cache_dir + "/pods";
+  const char* tmp = std::getenv("TMPDIR");
+  std::string dir = kube::SharedPodListDir(
+      c.cache_dir, tmp != nullptr && tmp[0] == '/' ? tmp : "/tmp");
   return [identity, dir, max_age](const std::string& ns) {
     std::vector<std::string> fields = identity;
     fields.push_back(ns);

@@ -44,6 +44,21 @@ bool IsPodName(const std::string& name) {
 
 }  // namespace
 
+std::string SharedPodListDir(const std::string& cache_dir,
+                             const std::string& tmp_dir) {
+  if (StartsWith(cache_dir, "/") && EnsurePrivateDir(cache_dir + "/pods")) {
+    return cache_dir + "/pods";
+  }
+  if (!StartsWith(tmp_dir, "/")) return "";
+  std::string tmp =
+      tmp_dir + "/k8s-agent-" + std::to_string(::geteuid()) + "-pods";
+  if (EnsurePrivateDir(tmp)) return tmp;
+  LogInfo("no private directory for the shared pod list (" +
+          (cache_dir.empty() ? std::string("no HOME") : cache_dir + "/pods") +
+          ", " + tmp + "); every lookup goes to the API server");
+  return "";
+}
+
 PodListCache::PodListCache(std::string dir, std::string key, Duration max_age,
                            WallClock now)
     : max_age_(max_age), now_(std::move(now)) {
@@ -56,7 +71,11 @@ bool PodListCache::shared() {
     private_dir_ = 0;
     if (EnsurePrivateDir(dir_)) {
       StatusOr<UniqueFd> fd = OpenDirNoFollow(dir_);
-      if (fd.ok()) {
+      // What was opened is checked again: the directory checked by name
+      // may have been swapped for another since.
+      struct stat st;
+      if (fd.ok() && ::fstat(fd->get(), &st) == 0 && st.st_uid == ::geteuid() &&
+          (st.st_mode & 077) == 0) {
         dir_fd_ = std::move(*fd);
         private_dir_ = 1;
       }

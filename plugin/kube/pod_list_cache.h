@@ -40,6 +40,16 @@ inline constexpr size_t kMaxSharedPodBytes = 256u << 10;
 /// that nobody else can read. KEY covers the server, the namespace and the
 /// credential's identity, so an agent with another credential never reads
 /// what this one could list.
+/// Where the shared lists go: `cache_dir`/pods (the user's cache, beside
+/// the exec credentials'), or, when that cannot be made a private
+/// directory of ours (a read-only root leaves HOME unwritable in a
+/// locked-down pod, whose /tmp is an emptyDir), `tmp_dir`/k8s-agent-EUID-pods,
+/// itself made 0700 and checked to be ours: one another user made first is
+/// refused, and a sticky /tmp keeps others from swapping it. "" when neither
+/// is private: every lookup then goes to the API server.
+std::string SharedPodListDir(const std::string& cache_dir,
+                             const std::string& tmp_dir);
+
 class PodListCache {
  public:
   using WallClock = std::function<int64_t()>;  ///< Unix milliseconds.

@@ -349,7 +349,27 @@ shared-list)
   [ "$(cat "$T/out")" = moved ] || fail "stdout: $(cat "$T/out")"
   [ "$(count_of WATCH)" = 1 ] || fail "expected the one watch from the list's version: $(requests) request(s)"
   [ "$(requests)" = 1 ] || fail "expected 1 API request (the watch), got $(requests)"
-  ok "$n agents: 1 + $unshared API requests, $answered answered from the shared list"
+  # A HOME the cache cannot be made in (a read-only root's): the list goes
+  # to a private directory under TMPDIR instead, and is shared from there.
+  : >"$T/home-file"
+  mkdir -m 1777 "$T/tmp"
+  api POST /_control/stats/reset
+  unset XDG_CACHE_HOME
+  home="$HOME"
+  export HOME="$T/home-file" TMPDIR="$T/tmp"
+  run_agent --lookup-cache 60s w-4 true
+  [ $RC -eq 0 ] || fail "read-only HOME, lister: rc $RC ($(tail -3 "$T/err"))"
+  [ "$(requests)" = 1 ] || fail "read-only HOME, lister: expected 1 API request (the list), got $(requests)"
+  api POST /_control/stats/reset
+  run_agent --lookup-cache 60s w-5 true
+  [ $RC -eq 0 ] || fail "read-only HOME, second agent: rc $RC"
+  [ "$(requests)" = 0 ] || fail "read-only HOME: the second agent made $(requests) request(s)"
+  export HOME="$home"
+  unset TMPDIR
+  tmp_dir="$T/tmp/k8s-agent-$(id -u)-pods"
+  [ "$(stat -c %a "$tmp_dir" 2>/dev/null)" = 700 ] || fail "no private $tmp_dir: $(ls -la "$T/tmp")"
+  ok "$n agents: 1 + $unshared API requests, $answered answered from the shared list;" \
+    "a read-only HOME shares through $tmp_dir"
   ;;
 *)
   fail "unknown scenario"

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The libraries of the one shipped binary, all static: libssh2 and libcurl
 # built from Debian 13's source packages by scripts/third_party.sh (cached
-# outside the tree), OpenSSL, nghttp2 and yaml-cpp from Debian 12's -dev
-# packages. Only glibc stays shared, so the binary runs on any distribution
+# outside the tree), OpenSSL from the pinned Debian 12 libssl-dev it
+# unpacked into the same prefix (never the host's, whose version is the
+# last upgrade's), nghttp2 and yaml-cpp from Debian 12's -dev packages. Only glibc stays shared, so the binary runs on any distribution
 # with glibc >= 2.34 (tests/portable checks ldd and the symbol versions).
 # Defines K8S::libssh2, K8S::libcurl and K8S::yaml-cpp.
 #
@@ -34,41 +35,44 @@ message(STATUS "third-party libraries: ${K8S_THIRD_PARTY_PREFIX}")
 # A changed recipe gives a new prefix: configure again when the script does.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
              "${PROJECT_SOURCE_DIR}/scripts/third_party.sh"
-             "${PROJECT_SOURCE_DIR}/scripts/lib/cache.sh")
+             "${PROJECT_SOURCE_DIR}/scripts/lib/cache.sh"
+             "${PROJECT_SOURCE_DIR}/scripts/lib/bookworm_debs.sh")
 if(CMAKE_CROSSCOMPILING)
   # The toolchain file is part of the arm64 prefix's key.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
                "${PROJECT_SOURCE_DIR}/cmake/aarch64-linux-gnu.cmake")
-  set(_k8s_tp_search PATHS "${K8S_THIRD_PARTY_PREFIX}/lib" NO_DEFAULT_PATH
-                     NO_CMAKE_FIND_ROOT_PATH)
-else()
-  set(_k8s_tp_search "")
 endif()
 
 # A static archive from Debian 12, by its file name so the .so beside it is
-# never picked.
-function(k8s_static_library target file package)
-  find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE ${_k8s_tp_search})
+# never picked: from the prefix when `pinned` (OpenSSL always, everything
+# when cross-compiling), with the prefix's headers (the host's /usr/include
+# has the host package's, of another version), else the host's.
+function(k8s_static_library target file package pinned)
+  if(pinned OR CMAKE_CROSSCOMPILING)
+    find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE
+                 PATHS "${K8S_THIRD_PARTY_PREFIX}/lib" NO_DEFAULT_PATH
+                 NO_CMAKE_FIND_ROOT_PATH)
+  else()
+    find_library(_k8s_lib_${target} NAMES "${file}" NO_CACHE)
+  endif()
   k8s_require(_k8s_lib_${target} "${file}" "${package}")
   add_library(${target} STATIC IMPORTED GLOBAL)
   set_target_properties(${target} PROPERTIES
     IMPORTED_LOCATION "${_k8s_lib_${target}}")
-  if(CMAKE_CROSSCOMPILING)
-    # Its headers are the prefix's (the host's /usr/include has the amd64
-    # package's, of another version).
+  if(pinned OR CMAKE_CROSSCOMPILING)
     set_target_properties(${target} PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${K8S_THIRD_PARTY_PREFIX}/include")
   endif()
 endfunction()
 
 find_package(Threads REQUIRED)
-k8s_static_library(K8S::crypto libcrypto.a libssl-dev)
+k8s_static_library(K8S::crypto libcrypto.a libssl-dev ON)
 set_target_properties(K8S::crypto PROPERTIES
   INTERFACE_LINK_LIBRARIES "Threads::Threads;${CMAKE_DL_LIBS}")
-k8s_static_library(K8S::ssl libssl.a libssl-dev)
+k8s_static_library(K8S::ssl libssl.a libssl-dev ON)
 set_target_properties(K8S::ssl PROPERTIES INTERFACE_LINK_LIBRARIES K8S::crypto)
-k8s_static_library(K8S::nghttp2 libnghttp2.a libnghttp2-dev)
-k8s_static_library(K8S::yaml-cpp libyaml-cpp.a libyaml-cpp-dev)
+k8s_static_library(K8S::nghttp2 libnghttp2.a libnghttp2-dev OFF)
+k8s_static_library(K8S::yaml-cpp libyaml-cpp.a libyaml-cpp-dev OFF)
 # yaml-cpp reports no version at run time: --version gives the one of the
 # Debian package whose archive is linked ("0.7.0+dfsg-8+b1").
 # Cross: the arm64 package's, from the prefix's share/debs.txt.

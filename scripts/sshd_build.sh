@@ -36,8 +36,9 @@
 # aarch64: the same source, flags and pins, cross-built with Debian's aarch64-linux-gnu-gcc into
 # portable-sshd-aarch64-<hash> (the key adds the arch, the cross compiler and glibc, the arm64 pins). The
 # arm64 libcrypto, zlib and libcrypt are the arm64 builds of the same Debian 12 -dev packages, fetched and
-# unpacked, not installed (scripts/lib/arm64_debs.sh says why); OpenSSL's pin is the one the arm64 agent
-# links. They stay in the install dir for the SBOM (share/debs.txt, share/doc/PACKAGE/copyright).
+# unpacked, not installed (scripts/lib/bookworm_debs.sh says why). On both arches OpenSSL is fetched so,
+# at the one pin the agent links too (LIBSSL_DEV_PIN there), never the host's libssl-dev. The unpacked
+# packages are named in the install dir for the SBOM (share/debs.txt, share/doc/PACKAGE/copyright).
 # configure cannot run its test programs for another architecture; where that changes the result, the
 # native answer is given instead (SSHD_CROSS_FLAGS: config.h then equals an x86_64 build's but for the
 # seccomp audit arch). `check` runs `sshd -V` under qemu-aarch64-static.
@@ -46,7 +47,7 @@ set -uo pipefail
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
 
 # Bump when the build steps below change in a way that changes the result.
-SSHD_STEPS_VERSION=1
+SSHD_STEPS_VERSION=2
 
 # Pin: the exact Debian source version (with its epoch), in trixie (a point release carries the security
 # updates of trixie-security). When Debian supersedes it, apt-get source fails: `ensure` then prints the
@@ -57,7 +58,8 @@ OPENSSH_VERSION=1:10.0p1-7+deb13u4
 OPENSSH_DEBIAN_REVISION="${OPENSSH_VERSION##*-}"
 OPENSSH_RELEASE_PREFIX="OpenSSH_10.0p"
 
-SSHD_DEV_PACKAGES="libssl-dev zlib1g-dev libcrypt-dev libc6-dev"
+# The host's -dev packages linked by the x86_64 build (OpenSSL is the pinned one, SSHD_DEBS below).
+SSHD_DEV_PACKAGES="zlib1g-dev libcrypt-dev libc6-dev"
 # Static archives linked instead of their shared libraries.
 SSHD_STATIC_LIBS="libcrypto.a libz.a libcrypt.a"
 # The newest glibc symbol version allowed (what the shipped agent allows: README, "glibc").
@@ -97,7 +99,7 @@ SSHD_CONFIGURE_FLAGS=(
 # ssh-keygen too: ~2 s more, and it lets a pod with no OpenSSH make a host key.
 SSHD_BINARIES=(sshd sshd-session sshd-auth ssh-keygen)
 
-# aarch64 only (its pinned arm64 -dev packages, SSHD_ARM64_DEBS, follow lib/arm64_debs.sh's sourcing).
+# aarch64 only (its pinned arm64 -dev packages, SSHD_DEBS, follow lib/bookworm_debs.sh's sourcing).
 SSHD_CROSS=aarch64-linux-gnu
 # Bump when the aarch64-only steps change.
 SSHD_AARCH64_STEPS_VERSION=1
@@ -115,10 +117,17 @@ log() { printf '[portable-sshd %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 # shellcheck source=scripts/lib/apt_source.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
-# shellcheck source=scripts/lib/arm64_debs.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/arm64_debs.sh"
-# OpenSSL's pin is the arm64 agent's (one OpenSSL in the arm64 image).
-SSHD_ARM64_DEBS=("$ARM64_LIBSSL_DEV_PIN" zlib1g-dev=1:1.2.13.dfsg-1 libcrypt-dev=1:4.4.33-2)
+# shellcheck source=scripts/lib/bookworm_debs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/bookworm_debs.sh"
+# The pinned packages fetched and unpacked: OpenSSL's pin is the agent's (one OpenSSL in every image);
+# aarch64 takes zlib and libxcrypt so too.
+if [[ "$SSHD_ARCH" == x86_64 ]]; then
+  SSHD_DEB_ARCH=amd64 SSHD_TRIPLET=x86_64-linux-gnu
+  SSHD_DEBS=("$LIBSSL_DEV_PIN")
+else
+  SSHD_DEB_ARCH=arm64 SSHD_TRIPLET=$SSHD_CROSS
+  SSHD_DEBS=("$LIBSSL_DEV_PIN" zlib1g-dev=1:1.2.13.dfsg-1 libcrypt-dev=1:4.4.33-2)
+fi
 
 recipe_shared() {
   printf '%s\n' "steps=$SSHD_STEPS_VERSION openssh=$OPENSSH_VERSION bins=${SSHD_BINARIES[*]} static=$SSHD_STATIC_LIBS" \
@@ -126,6 +135,7 @@ recipe_shared() {
 }
 recipe_inputs() {
   recipe_shared
+  printf '%s\n' "debs=${SSHD_DEBS[*]}"
   gcc --version 2>/dev/null | head -n1
   # shellcheck disable=SC2086
   dpkg-query -W -f='${Package}=${Version}\n' $SSHD_DEV_PACKAGES 2>/dev/null
@@ -133,7 +143,7 @@ recipe_inputs() {
 # aarch64: the host's gcc and amd64 -dev packages are no inputs of the cross build.
 recipe_inputs_aarch64() {
   recipe_shared
-  printf '%s\n' "arch=aarch64 steps=$SSHD_AARCH64_STEPS_VERSION debs=${SSHD_ARM64_DEBS[*]}" \
+  printf '%s\n' "arch=aarch64 steps=$SSHD_AARCH64_STEPS_VERSION debs=${SSHD_DEBS[*]}" \
     "cross: ${SSHD_CROSS_FLAGS[*]} $SSHD_CROSS_CPPFLAGS $SSHD_CROSS_CFLAGS"
   "$SSHD_CROSS-gcc" --version 2>/dev/null | head -n1
   dpkg-query -W -f='${Package}=${Version}\n' libc6-dev-arm64-cross 2>/dev/null
@@ -183,6 +193,10 @@ sshd_check() {
       return 1
     }
   done
+  grep -q "^libssl-dev ${LIBSSL_DEV_PIN#*=} " "$d/share/debs.txt" 2>/dev/null || {
+    say "share/debs.txt names no libssl-dev ${LIBSSL_DEV_PIN#*=} (the pin, scripts/lib/bookworm_debs.sh)"
+    return 1
+  }
   v="$(${SSHD_RUN[@]+"${SSHD_RUN[@]}"} "$d/sshd" -V 2>&1)"
   [[ "$v" == "$OPENSSH_RELEASE_PREFIX"*" Debian-$OPENSSH_DEBIAN_REVISION"[,\ ]* ]] || {
     say "sshd -V says '$v', not ${OPENSSH_RELEASE_PREFIX}N Debian-$OPENSSH_DEBIAN_REVISION"
@@ -203,19 +217,23 @@ check_build_packages() {
   fi
 }
 
-# static_lib NAME TMP: the static archive to link, the host's or (aarch64) the unpacked arm64 one.
+# static_lib NAME TMP: the static archive to link, the unpacked pinned one (OpenSSL; every library for
+# aarch64) or the host's.
 static_lib() {
-  if [[ "$SSHD_ARCH" == x86_64 ]]; then
-    gcc -print-file-name="$1"
+  local unpacked="$2/debs/root/usr/lib/$SSHD_TRIPLET/$1"
+  if [[ -f "$unpacked" ]]; then
+    printf '%s\n' "$unpacked"
   else
-    printf '%s\n' "$2/arm64/root/usr/lib/$SSHD_CROSS/$1"
+    gcc -print-file-name="$1"
   fi
 }
 
-# build_sshd TMP: TMP/src holds the unpacked source (and, aarch64, TMP/arm64 the unpacked -dev packages);
+# build_sshd TMP: TMP/src holds the unpacked source and TMP/debs the unpacked pinned -dev packages;
 # installs the stripped binaries into TMP/prefix.
 build_sshd() {
-  local t="$1" s l f cross=() cflags="$SSHD_CFLAGS" cppflags=() strip=strip
+  local t="$1" s l f cross=() cflags="$SSHD_CFLAGS" strip=strip r="$1/debs/root/usr/include"
+  # The unpacked headers first, so OpenSSL's are the linked library's, not the host's.
+  local cppflags="-I$r -I$r/$SSHD_TRIPLET"
   s="$(find "$t/src" -maxdepth 1 -type d -name 'openssh-*' | head -n1)"
   [[ -n "$s" ]] || return 1
   # Only the static archives: the linker takes them, not the shared libraries in the default path.
@@ -229,10 +247,9 @@ build_sshd() {
     ln -s "$f" "$t/static/$l"
   done
   if [[ "$SSHD_ARCH" == aarch64 ]]; then
-    local r="$t/arm64/root/usr/include"
     cross=(--host="$SSHD_CROSS" --build="$(gcc -dumpmachine)" CC="$SSHD_CROSS-gcc" AR="$SSHD_CROSS-ar"
       RANLIB="$SSHD_CROSS-ranlib" STRIP="$SSHD_CROSS-strip" "${SSHD_CROSS_FLAGS[@]}")
-    cppflags=(--with-cppflags="-I$r -I$r/$SSHD_CROSS $SSHD_CROSS_CPPFLAGS")
+    cppflags+=" $SSHD_CROSS_CPPFLAGS"
     cflags="$SSHD_CROSS_CFLAGS"
     strip="$SSHD_CROSS-strip"
   fi
@@ -241,7 +258,7 @@ build_sshd() {
   (cd "$s" && autoreconf -f -i) || return 1
   t1=$SECONDS
   (cd "$s" && ./configure "${SSHD_CONFIGURE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} --with-cflags="$cflags" \
-    ${cppflags[@]+"${cppflags[@]}"} --with-ldflags="$SSHD_LDFLAGS -L$t/static") || return 1
+    --with-cppflags="$cppflags" --with-ldflags="$SSHD_LDFLAGS -L$t/static") || return 1
   if [[ "$SSHD_ARCH" == aarch64 ]]; then
     # configure assumes a one-byte d_name when it cannot run its test; glibc's is 256 bytes.
     sed -i 's|^#define BROKEN_ONE_BYTE_DIRENT_D_NAME 1$|/* #undef BROKEN_ONE_BYTE_DIRENT_D_NAME */|' "$s/config.h" &&
@@ -254,13 +271,11 @@ build_sshd() {
   for f in "${SSHD_BINARIES[@]}"; do
     install -m 0755 -s --strip-program="$strip" "$s/$f" "$t/prefix/$f" || return 1
   done
-  # The licences travel with the binaries (aarch64: those of the arm64 packages linked, and what they are).
-  cp "$s/debian/copyright" "$t/prefix/copyright" || return 1
-  if [[ "$SSHD_ARCH" == aarch64 ]]; then
+  # The licences travel with the binaries (and those of the pinned packages linked, and what they are).
+  cp "$s/debian/copyright" "$t/prefix/copyright" &&
     mkdir -p "$t/prefix/share/doc" &&
-      cp "$t/arm64/debs.txt" "$t/prefix/share/debs.txt" &&
-      cp -a "$t/arm64/root/usr/share/doc/." "$t/prefix/share/doc/"
-  fi
+    cp "$t/debs/debs.txt" "$t/prefix/share/debs.txt" &&
+    cp -a "$t/debs/root/usr/share/doc/." "$t/prefix/share/doc/"
 }
 
 sshd_ensure() {
@@ -288,7 +303,7 @@ sshd_ensure() {
   t0=$SECONDS
   {
     apt_source_fetch "$t/apt" "$t/src" "$mirror" trixie "openssh=$OPENSSH_VERSION" &&
-      { [[ "$SSHD_ARCH" == x86_64 ]] || arm64_debs_fetch "$t/arm64" "$mirror" "${SSHD_ARM64_DEBS[@]}"; } &&
+      bookworm_debs_fetch "$t/debs" "$mirror" "$SSHD_DEB_ARCH" "${SSHD_DEBS[@]}" &&
       build_sshd "$t"
   } >"$t.log" 2>&1
   rc=$?

@@ -14,6 +14,13 @@
 # libpsl... (37 shared libraries). OpenSSL, nghttp2 and yaml-cpp come static from Debian 12's -dev packages
 # (they ship .a files), so only these two are built.
 #
+# OpenSSL is pinned, fetched and unpacked, never the host's: the host's libssl-dev is whatever its last
+# upgrade left (3.0.19 on one machine, 3.0.22 on another), so two machines would ship one commit with two
+# OpenSSLs, and the arm64 build (which cannot use the host's) another again. scripts/lib/bookworm_debs.sh
+# holds the one pin (LIBSSL_DEV_PIN) the x86_64 and aarch64 agents and portable sshds all link; the
+# prefix holds its lib/libssl.a, lib/libcrypto.a, include/openssl/, its copyright file under share/doc/,
+# and share/debs.txt naming the package, its version and source (the SBOM reads it).
+#
 # Fetching (scripts/lib/apt_source.sh): a private apt configuration under the build directory lists only a
 # deb-src line of trixie, signed by the host's debian-archive-keyring (which has the trixie keys), on the
 # Debian mirror the host's apt uses (scripts/lib/apt_mirror.sh reads it from the host's sources;
@@ -31,15 +38,14 @@
 # packages (the x86_64 key is computed as before). Those packages (OpenSSL, nghttp2, yaml-cpp: the same Debian
 # 12 -dev packages, built for arm64) are not installed: a multiarch :arm64 package must have its amd64
 # twin's exact version, so installing one upgrades the host's libssl-dev whenever the mirror has moved on
-# (which changes the x86_64 build and its key). They are fetched by apt through a private configuration
-# (as the sources are; signatures and hashes checked) and unpacked into the prefix: lib/*.a, include/, their
-# copyright files under share/doc/, and share/debs.txt naming each package, its version and source.
+# (which changes the x86_64 build and its key). They are fetched as OpenSSL is (above) and unpacked into
+# the prefix the same way.
 set -uo pipefail
 
 : "${K8S_AGENT_CACHE:=/var/cache/k8s-agent}"
 
 # Bump when the build steps below change in a way that changes the result.
-TP_STEPS_VERSION=1
+TP_STEPS_VERSION=2
 
 # Pins: exact Debian source versions. When Debian supersedes one (a security update), apt-get source fails
 # and names nothing: `ensure` then prints the version the mirror has; update the pin here (that changes the
@@ -47,8 +53,9 @@ TP_STEPS_VERSION=1
 LIBSSH2_VERSION=1.11.1-1+deb13u2
 CURL_VERSION=8.14.1-2+deb13u5
 
-# Debian 12 packages whose static libraries and headers go into the build (scripts/deps.sh installs them).
-TP_DEV_PACKAGES="libssl-dev libnghttp2-dev libyaml-cpp-dev"
+# Debian 12 packages whose static libraries and headers the x86_64 build takes from the host (scripts/deps.sh
+# installs them); OpenSSL is the pinned one (above).
+TP_DEV_PACKAGES="libnghttp2-dev libyaml-cpp-dev"
 
 # Hardening as Debian builds; PIC so the objects link into the (PIE) agent.
 TP_CFLAGS="-O2 -g0 -fPIC -fstack-protector-strong -D_FORTIFY_SOURCE=2"
@@ -101,15 +108,25 @@ log() { printf '[third-party %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cache.sh"
 # shellcheck source=scripts/lib/apt_source.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/apt_source.sh"
-# shellcheck source=scripts/lib/arm64_debs.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib/arm64_debs.sh"
-# aarch64 only: the arm64 builds of the Debian 12 -dev packages above, pinned like the sources (OpenSSL's
-# pin is shared with the arm64 sshd's: scripts/lib/arm64_debs.sh).
-TP_ARM64_DEBS=("$ARM64_LIBSSL_DEV_PIN" libnghttp2-dev=1.52.0-1+deb12u3 libyaml-cpp-dev=0.7.0+dfsg-8+b1)
+# shellcheck source=scripts/lib/bookworm_debs.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/bookworm_debs.sh"
+# The pinned Debian 12 binary packages unpacked into the prefix, and the static libraries taken from them:
+# OpenSSL on both arches (its pin is the sshd's too: scripts/lib/bookworm_debs.sh); for aarch64 also the
+# arm64 builds of the host -dev packages above.
+if [[ "$TP_ARCH" == x86_64 ]]; then
+  TP_DEB_ARCH=amd64 TP_TRIPLET=x86_64-linux-gnu
+  TP_DEBS=("$LIBSSL_DEV_PIN")
+  TP_DEB_LIBS=(libssl libcrypto)
+else
+  TP_DEB_ARCH=arm64 TP_TRIPLET=$TP_CROSS
+  TP_DEBS=("$LIBSSL_DEV_PIN" libnghttp2-dev=1.52.0-1+deb12u3 libyaml-cpp-dev=0.7.0+dfsg-8+b1)
+  TP_DEB_LIBS=(libssl libcrypto libnghttp2 libyaml-cpp)
+fi
 
 # What the build depends on beyond this file: the compiler and the exact -dev packages compiled against.
 recipe_inputs() {
-  printf '%s\n' "steps=$TP_STEPS_VERSION libssh2=$LIBSSH2_VERSION curl=$CURL_VERSION" "cflags=$TP_CFLAGS" \
+  printf '%s\n' "steps=$TP_STEPS_VERSION libssh2=$LIBSSH2_VERSION curl=$CURL_VERSION $LIBSSL_DEV_PIN" \
+    "cflags=$TP_CFLAGS" \
     "libssh2: ${LIBSSH2_CMAKE_FLAGS[*]}" "curl: ${CURL_CONFIGURE_FLAGS[*]}"
   gcc --version 2>/dev/null | head -n1
   # shellcheck disable=SC2086
@@ -119,7 +136,7 @@ recipe_inputs() {
 # amd64 -dev lines are not inputs of the cross build: an upgrade of those rebuilds it needlessly (once).
 recipe_inputs_aarch64() {
   recipe_inputs
-  printf '%s\n' "arch=aarch64 steps=$TP_AARCH64_STEPS_VERSION debs=${TP_ARM64_DEBS[*]}"
+  printf '%s\n' "arch=aarch64 steps=$TP_AARCH64_STEPS_VERSION debs=${TP_DEBS[*]}"
   "$TP_CROSS-gcc" --version 2>/dev/null | head -n1
   dpkg-query -W -f='${Package}=${Version}\n' libc6-dev-arm64-cross libstdc++-12-dev-arm64-cross 2>/dev/null
   sha256sum <"$TP_REPO/cmake/aarch64-linux-gnu.cmake"
@@ -138,15 +155,14 @@ TP_RECIPE="libssh2=$LIBSSH2_VERSION curl=$CURL_VERSION key=$TP_KEY"
 tp_check() {
   local p="$1" f
   [[ "$(cat "$p/$TP_STAMP" 2>/dev/null)" == "$TP_RECIPE" ]] || return 1
-  for f in lib/libssh2.a lib/libcurl.a include/libssh2.h include/curl/curl.h; do
+  for f in lib/libssh2.a lib/libcurl.a include/libssh2.h include/curl/curl.h \
+    include/openssl/opensslconf.h share/debs.txt share/doc/libssl-dev/copyright; do
     [[ -s "$p/$f" ]] || return 1
   done
-  if [[ "$TP_ARCH" == aarch64 ]]; then
-    for f in lib/libssl.a lib/libcrypto.a lib/libnghttp2.a lib/libyaml-cpp.a include/openssl/opensslconf.h \
-      include/yaml-cpp/yaml.h share/debs.txt; do
-      [[ -s "$p/$f" ]] || return 1
-    done
-  fi
+  for f in "${TP_DEB_LIBS[@]}"; do
+    [[ -s "$p/lib/$f.a" ]] || return 1
+  done
+  [[ "$TP_ARCH" == x86_64 || -s "$p/include/yaml-cpp/yaml.h" ]]
 }
 
 # Every -dev package present, else the install line to run.
@@ -167,54 +183,56 @@ fetch_sources() {
   apt_source_fetch "$1/apt" "$1/src" "$2" trixie "libssh2=$LIBSSH2_VERSION" "curl=$CURL_VERSION"
 }
 
-# fetch_arm64_debs TMP MIRROR: the pinned arm64 -dev packages (scripts/lib/arm64_debs.sh), their static
-# libraries, headers and copyright files copied into TMP/prefix (see the header).
-fetch_arm64_debs() {
-  local t="$1" r="$1/arm64/root"
-  arm64_debs_fetch "$t/arm64" "$2" "${TP_ARM64_DEBS[@]}" || return 1
+# fetch_debs TMP MIRROR: the pinned -dev packages (scripts/lib/bookworm_debs.sh), their static libraries,
+# headers (the arch's include/TRIPLET/ merged in) and copyright files copied into TMP/prefix (see the header).
+fetch_debs() {
+  local t="$1" r="$1/debs/root" lib
+  bookworm_debs_fetch "$t/debs" "$2" "$TP_DEB_ARCH" "${TP_DEBS[@]}" || return 1
   mkdir -p "$t/prefix/lib" "$t/prefix/include" "$t/prefix/share/doc" "$t/prefix/share/debs"
-  cp "$t/arm64/debs.txt" "$t/prefix/share/debs.txt" &&
-    cp "$t/arm64/debs"/*.deb "$t/prefix/share/debs/" &&
+  cp "$t/debs/debs.txt" "$t/prefix/share/debs.txt" &&
+    cp "$t/debs/debs"/*.deb "$t/prefix/share/debs/" &&
     cp -a "$r/usr/include/." "$t/prefix/include/" &&
-    cp -a "$r/usr/include/$TP_CROSS/." "$t/prefix/include/" &&
-    rm -rf "$t/prefix/include/$TP_CROSS" &&
-    cp "$r/usr/lib/$TP_CROSS/"{libssl,libcrypto,libnghttp2,libyaml-cpp}.a "$t/prefix/lib/" &&
-    cp -a "$r/usr/share/doc/." "$t/prefix/share/doc/" &&
-    cat "$t/prefix/share/debs.txt"
+    cp -a "$r/usr/include/$TP_TRIPLET/." "$t/prefix/include/" &&
+    rm -rf "$t/prefix/include/$TP_TRIPLET" &&
+    cp -a "$r/usr/share/doc/." "$t/prefix/share/doc/" || return 1
+  for lib in "${TP_DEB_LIBS[@]}"; do
+    cp "$r/usr/lib/$TP_TRIPLET/$lib.a" "$t/prefix/lib/" || return 1
+  done
+  cat "$t/prefix/share/debs.txt"
 }
 
-# The cross settings of both builds (aarch64 only); OpenSSL and nghttp2 are the unpacked ones.
-cross_cmake_flags() {
-  [[ "$TP_ARCH" == aarch64 ]] || return 0
+# The settings of both builds: the unpacked OpenSSL, and for aarch64 the cross toolchain.
+openssl_cmake_flags() {
   local p="$1/prefix"
-  printf '%s\n' "-DCMAKE_TOOLCHAIN_FILE=$TP_REPO/cmake/aarch64-linux-gnu.cmake" \
-    "-DOPENSSL_ROOT_DIR=$p" "-DOPENSSL_INCLUDE_DIR=$p/include" "-DOPENSSL_USE_STATIC_LIBS=ON" \
+  [[ "$TP_ARCH" == x86_64 ]] || printf '%s\n' "-DCMAKE_TOOLCHAIN_FILE=$TP_REPO/cmake/aarch64-linux-gnu.cmake"
+  printf '%s\n' "-DOPENSSL_ROOT_DIR=$p" "-DOPENSSL_INCLUDE_DIR=$p/include" "-DOPENSSL_USE_STATIC_LIBS=ON" \
     "-DOPENSSL_CRYPTO_LIBRARY=$p/lib/libcrypto.a" "-DOPENSSL_SSL_LIBRARY=$p/lib/libssl.a"
 }
 
 build_libssh2() {
   local t="$1" s cross
   s="$(find "$t/src" -maxdepth 1 -type d -name 'libssh2-*' | head -n1)"
-  mapfile -t cross < <(cross_cmake_flags "$t")
-  CFLAGS="$TP_CFLAGS" cmake -S "$s" -B "$t/build-libssh2" "${LIBSSH2_CMAKE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} \
+  mapfile -t cross < <(openssl_cmake_flags "$t")
+  CFLAGS="$TP_CFLAGS" cmake -S "$s" -B "$t/build-libssh2" "${LIBSSH2_CMAKE_FLAGS[@]}" "${cross[@]}" \
     -DCMAKE_INSTALL_PREFIX="$t/prefix" -DCMAKE_INSTALL_LIBDIR=lib &&
     cmake --build "$t/build-libssh2" -j2 &&
     cmake --install "$t/build-libssh2"
 }
 
 build_curl() {
-  local t="$1" s cross=()
+  local t="$1" s cross
   s="$(find "$t/src" -maxdepth 1 -type d -name 'curl-*' | head -n1)"
+  # The unpacked OpenSSL (its directory: no openssl.pc there, so configure takes include/ and lib/), with
+  # libdl and libpthread for the static libcrypto in configure's link tests.
+  cross=(--with-openssl="$t/prefix" CPPFLAGS="-I$t/prefix/include" LIBS="-ldl -lpthread")
   if [[ "$TP_ARCH" == aarch64 ]]; then
-    # The unpacked static OpenSSL and nghttp2 only: no pkg-config (the host's .pc files are amd64's),
-    # libdl and libpthread for the static libcrypto in configure's link tests.
+    # The unpacked static nghttp2 too: no pkg-config (the host's .pc files are amd64's).
     mkdir -p "$t/no-pkgconfig"
-    cross=(--host="$TP_CROSS" --build="$(gcc -dumpmachine)" CC="$TP_CROSS-gcc" AR="$TP_CROSS-ar"
-      RANLIB="$TP_CROSS-ranlib" PKG_CONFIG_LIBDIR="$t/no-pkgconfig" CPPFLAGS="-I$t/prefix/include"
-      LDFLAGS="-L$t/prefix/lib" LIBS="-ldl -lpthread")
+    cross+=(--host="$TP_CROSS" --build="$(gcc -dumpmachine)" CC="$TP_CROSS-gcc" AR="$TP_CROSS-ar"
+      RANLIB="$TP_CROSS-ranlib" PKG_CONFIG_LIBDIR="$t/no-pkgconfig" LDFLAGS="-L$t/prefix/lib")
   fi
   (cd "$s" && CFLAGS="$TP_CFLAGS" ./configure --prefix="$t/prefix" --libdir="$t/prefix/lib" \
-    "${CURL_CONFIGURE_FLAGS[@]}" ${cross[@]+"${cross[@]}"} && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
+    "${CURL_CONFIGURE_FLAGS[@]}" "${cross[@]}" && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
 }
 
 tp_ensure() {
@@ -242,7 +260,7 @@ tp_ensure() {
   local t0=$SECONDS
   {
     fetch_sources "$t" "$mirror" &&
-      { [[ "$TP_ARCH" == x86_64 ]] || fetch_arm64_debs "$t" "$mirror"; } &&
+      fetch_debs "$t" "$mirror" &&
       build_libssh2 "$t" && build_curl "$t"
   } >"$t.log" 2>&1
   rc=$?

@@ -10,15 +10,18 @@ With SSHD_ENTRY (k8s-agent-sshd) and SSHD_DIR (scripts/sshd_build.sh's
 install dir), the document also covers the workers' side the delivery
 image carries: the entry, and OpenSSH's sshd, sshd-session and sshd-auth
 with the libraries linked into them statically (their versions from the
-build machine's -dev packages, or for aarch64 from the arm64 ones
-sshd_build.sh unpacked into SSHD_DIR; OpenSSH's from the build's pin).
+build machine's -dev packages, or from the pinned ones sshd_build.sh
+unpacked into SSHD_DIR: OpenSSL on both arches, all of them for aarch64;
+OpenSSH's from the build's pin). The sshd's OpenSSL must be the agent's
+(one pin, scripts/lib/bookworm_debs.sh): a mismatch is an error.
 
 The components and their versions come from the binary's own --version
 ("linked: OpenSSL 3.0.19, libssh2 1.11.1, ...") and its source package from
 where it was built: libssh2 and curl from the Debian 13 source packages
 scripts/third_party.sh keeps beside its build (THIRD_PARTY_PREFIX/share/
-sources), the rest from the Debian 12 -dev packages of the build machine
-(dpkg). The document's date is the commit's, so the same commit gives the
+sources), OpenSSL from the pinned Debian 12 libssl-dev it unpacked into the
+prefix (share/debs.txt), the rest from the Debian 12 -dev packages of the
+build machine (dpkg). The document's date is the commit's, so the same commit gives the
 same SBOM.
 
 ARCH aarch64 (default x86_64): the cross-built binaries, the agent run under
@@ -94,26 +97,34 @@ LIBSTDCXX = {"x86_64": "libstdc++-%s-dev",
 
 
 def prefix_source(prefix, package):
-    """(source, source version) of an arm64 -dev package unpacked into the
-    prefix by third_party.sh or sshd_build.sh, from its share/debs.txt."""
-    with open(os.path.join(prefix, "share", "debs.txt")) as f:
+    """(source, source version) of a pinned -dev package unpacked into the
+    prefix by third_party.sh or sshd_build.sh, from its share/debs.txt, or
+    None when it names no such package."""
+    path = os.path.join(prefix, "share", "debs.txt")
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
         for line in f:
             fields = line.split()
             if len(fields) == 4 and fields[0] == package:
                 return fields[2], fields[3]
-    raise SystemExit("sbom: %s/share/debs.txt names no %s" % (prefix, package))
+    return None
 
 
-def dev_source(dev, prefix=None):
+def dev_source(dev, prefix, host_ok):
     """(source, source version, copyright text) of a Debian 12 -dev package:
-    the build machine's (dpkg), or with `prefix` the arm64 one unpacked
-    there. Exits when its copyright file is missing."""
-    if prefix is None:
+    the pinned one unpacked into `prefix` when its share/debs.txt names it,
+    else (when `host_ok`: a native build) the build machine's (dpkg). Exits
+    when it is neither, or when its copyright file is missing."""
+    pinned = prefix_source(prefix, dev)
+    if pinned is not None:
+        source, deb_version = pinned
+        path = os.path.join(prefix, "share", "doc", dev, "copyright")
+    elif host_ok:
         source, deb_version = dpkg_source(dev)
         path = "/usr/share/doc/%s/copyright" % dev
     else:
-        source, deb_version = prefix_source(prefix, dev)
-        path = os.path.join(prefix, "share", "doc", dev, "copyright")
+        raise SystemExit("sbom: %s/share/debs.txt names no %s" % (prefix, dev))
     if not os.path.exists(path):
         raise SystemExit("sbom: no copyright file for " + source)
     with open(path, "rb") as f:
@@ -166,10 +177,10 @@ def own_package(spdx_id, name, version, commit, path):
     }
 
 
-def dev_component(spdx_id, name, dev, licence, licenses, prefix=None):
+def dev_component(spdx_id, name, dev, licence, licenses, prefix, host_ok):
     """An SPDX package for a Debian 12 -dev package's static library
     (dev_source), its copyright file copied into `licenses`."""
-    source, deb_version, text = dev_source(dev, prefix)
+    source, deb_version, text = dev_source(dev, prefix, host_ok)
     with open(os.path.join(licenses, source + ".copyright"), "wb") as out:
         out.write(text)
     return {
@@ -206,7 +217,7 @@ def worker_side(entry, sshd_dir, version, commit, licenses, arch):
     for name, dev, licence in SSHD_LINKED:
         spdx_id = "SPDXRef-sshd-" + name
         packages.append(dev_component(spdx_id, name, dev, licence, licenses,
-                                      None if arch == "x86_64" else sshd_dir))
+                                      sshd_dir, arch == "x86_64"))
         linked.append(spdx_id)
     for binary in SSHD_BINARIES:
         spdx_id = "SPDXRef-openssh-" + binary
@@ -256,8 +267,8 @@ def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
                 raise SystemExit("sbom: no copyright file for " + source)
             text = copyright_from_debian_tarball(tarball)
         else:
-            source, deb_version, text = dev_source(
-                dev, None if arch == "x86_64" else prefix)
+            source, deb_version, text = dev_source(dev, prefix,
+                                                   arch == "x86_64")
         with open(os.path.join(licenses, source + ".copyright"), "wb") as f:
             f.write(text)
         spdx_id = "SPDXRef-" + source
@@ -305,6 +316,16 @@ def main(binary, prefix, out_sbom, licenses, arch="x86_64", sshd_entry=None,
                           "relationshipType": "STATIC_LINK",
                           "relatedSpdxElement": "SPDXRef-libstdcxx"})
     if sshd_entry:
+        # The sshd's OpenSSL is described by the agent's component: it must
+        # be the same build of the same pin.
+        if prefix_source(sshd_dir, "libssl-dev") != prefix_source(
+                prefix, "libssl-dev"):
+            raise SystemExit(
+                "sbom: the sshd in %s links OpenSSL %s, the agent %s: "
+                "rebuild both (scripts/sshd_build.sh ensure, "
+                "scripts/third_party.sh ensure)" % (
+                    sshd_dir, prefix_source(sshd_dir, "libssl-dev"),
+                    prefix_source(prefix, "libssl-dev")))
         more, links = worker_side(sshd_entry, sshd_dir, version, commit,
                                   licenses, arch)
         packages += more

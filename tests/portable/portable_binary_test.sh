@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The shipped binary is static but for glibc and needs nothing newer than
-# GLIBC_2.34 (Ubuntu 22.04, RHEL 9, Debian 12), and carries libssh2 1.11.
+# GLIBC_2.34 (Ubuntu 22.04, RHEL 9, Debian 12), and carries libssh2 1.11
+# and the pinned OpenSSL.
 #
 # usage: portable_binary_test.sh K8S_AGENT_BINARY SANITIZED(ON|OFF) [ARCH]
 #   ARCH x86_64 (default) or aarch64: the cross-built binary, read with the
@@ -72,6 +73,17 @@ esac
 # 4. It runs (exceptions unwind through the static libgcc: a YAML error).
 out="$(${run[@]+"${run[@]}"} "$bin" --version 2>&1)" || fail "--version: $out"
 echo "ok: $out"
+# 5. Its OpenSSL is the pinned one (scripts/lib/bookworm_debs.sh), the same on both arches, never the
+#    build host's libssl-dev.
+# shellcheck source=scripts/lib/bookworm_debs.sh
+source "$(dirname "$0")/../../scripts/lib/bookworm_debs.sh"
+pinned="${LIBSSL_DEV_PIN#*=}"
+pinned="${pinned%%-*}"
+if grep -q "^linked: OpenSSL $pinned," <<<"$out"; then
+  echo "ok: OpenSSL $pinned, the pin ($LIBSSL_DEV_PIN)"
+else
+  fail "--version names $(grep -o 'OpenSSL [0-9.]*' <<<"$out" || echo 'no OpenSSL'), the pin is $LIBSSL_DEV_PIN (scripts/lib/bookworm_debs.sh)"
+fi
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 printf 'clusters: [\n  {a: b\n' >"$tmp/kubeconfig"

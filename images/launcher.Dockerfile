@@ -33,6 +33,11 @@ COPY ssh-setup.sh ompi-env.sh launcher-entrypoint.sh /usr/local/lib/k8s-agent/
 # with only comments; it is replaced.
 COPY openmpi-mca-params.conf prte-mca-params.conf /etc/openmpi/
 
+# The SBOM of k8s-agent as copied here (its checksum) and the licences of
+# what it links statically (scripts/images.sh stages them).
+COPY sbom.spdx.json /usr/share/doc/k8s-agent/
+COPY licenses /usr/share/doc/k8s-agent/licenses
+
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     SECRET_DIR=/etc/ssh-secret \
     SSH_PORT=2222

@@ -34,6 +34,11 @@ COPY k8s-agent k8s-agent-sshd /usr/local/bin/
 # openmpi-common ships openmpi-mca-params.conf with only comments.
 COPY openmpi-mca-params.conf prte-mca-params.conf /etc/openmpi/
 
+# The SBOM of k8s-agent and k8s-agent-sshd as copied here (their checksums) and
+# the licences of what they link statically (scripts/images.sh stages them).
+COPY sbom.spdx.json /usr/share/doc/k8s-agent/
+COPY licenses /usr/share/doc/k8s-agent/licenses
+
 # sshd gives ssh sessions (orted, prted) only its compiled-in PATH and none of
 # the container's environment; k8s-agent-sshd copies PATH, LD_LIBRARY_PATH
 # (when set), KUBERNETES_SERVICE_* and K8S_AGENT_* into sshd's SetEnv. So an

@@ -17,15 +17,32 @@
 #                       Worker and launcher are amd64 whatever LIST says.
 #     --aarch64-build-dir DIR  the "aarch64" preset's build, where the arm64 k8s-agent and
 #                       k8s-agent-deliver are (cross-)built (default build-aarch64/)
-#     --tag TAG         image tag (default latest)
+#     --tag TAG         image tag (default: the release version, k8s-agent --version's first
+#                       line, with "+" made "-" as OCI tags cannot hold "+": 0.1.0-dev.3+gabc
+#                       is tagged 0.1.0-dev.3-gabc; scripts/release.sh --images uses the same)
 #     --base IMAGE      Debian base of worker and launcher (default debian:bookworm-slim)
 #     --context DIR     only stage the build context in DIR and print the build commands
 #                       (for docker or another engine); builds nothing
 #     --no-build        take the binaries in the build dir as they are (the test suite
 #                       has just built them)
 #
-# An image whose inputs (Dockerfile, build arguments, base image, staged
-# files) are unchanged is left as it is. Builds never pull (--pull=never).
+# Every image carries the standard OCI labels (org.opencontainers.image.*):
+# title, description, version and revision (the release version and the
+# commit, from its own k8s-agent's --version), created (that commit's date,
+# not the build's: rebuilds of one commit are labelled alike), licenses
+# (Apache-2.0) and source: $K8S_AGENT_SOURCE_URL, else the URL of the git
+# remote "origin" (without any user or token in it; none for a local path),
+# else no source label. And the SBOM (SPDX 2.3) of the project's binaries it
+# holds, with the licence texts of what they link statically: the delivery
+# image at /sbom.spdx.json and /licenses/ (the agent, k8s-agent-sshd, the
+# portable sshd), worker and launcher at /usr/share/doc/k8s-agent/
+# (sbom.spdx.json and licenses/: the worker's k8s-agent and k8s-agent-sshd,
+# the launcher's k8s-agent; their Debian packages are in the image's dpkg
+# database).
+#
+# An image whose inputs (Dockerfile, build arguments, labels, base image,
+# staged files) are unchanged is left as it is; a new commit changes the
+# labels, so it rebuilds. Builds never pull (--pull=never).
 # When the base is a debian:SUITE-slim
 # that podman does not have, scripts/debian-image.sh makes it from Debian's
 # packages (debootstrap) and caches it. apt-get inside the builds uses the
@@ -45,7 +62,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 build_dir="$repo/build"
-tag=latest
+tag=""
 base=debian:bookworm-slim
 context_only=""
 no_build=0
@@ -211,6 +228,113 @@ stage_context() {
   touch -h -d @0 "$ctx"/* "$ctx"/licenses/*
 }
 
+# stage_image_context NAME FILE... SPDXID...: the context of the worker or
+# launcher image, DIR-NAME beside the delivery image's DIR ($ctx): the FILEs
+# its Dockerfile COPYs, from DIR, and an SBOM of its own: DIR's cut down to
+# the binaries it carries (the SPDXIDs) and what is linked into them, with
+# those licences only (the portable sshd, its OpenSSH, zlib and libxcrypt are
+# not in these images), under a namespace of its own (...-NAME: an SPDX
+# document's is unique). Only these files: a change elsewhere in DIR (the
+# portable sshd) is no input of this image.
+stage_image_context() {
+  local name="$1" dir
+  [[ -n "$ctx" && -f "$ctx/sbom.spdx.json" ]] || die "no staged context with an SBOM to make the $name image's from"
+  dir="$ctx-$name"
+  shift
+  new_context "$dir"
+  while [[ $# -gt 0 && "$1" != SPDXRef-* ]]; do
+    cp -p "$ctx/$1" "$dir/" || die "staging $1 for the $name image failed"
+    shift
+  done
+  /usr/bin/python3 -c '
+import json, os, re, shutil, sys
+src, dst, name, roots = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+with open(os.path.join(src, "sbom.spdx.json")) as f:
+    doc = json.load(f)
+ids = {p["SPDXID"] for p in doc["packages"]}
+if not set(roots) <= ids:
+    sys.exit("images.sh: %s/sbom.spdx.json has no %s" % (src, ", ".join(sorted(set(roots) - ids))))
+keep, more = set(), set(roots)
+while more:  # The binaries and, transitively, what is linked into them.
+    keep |= more
+    more = {r["relatedSpdxElement"] for r in doc["relationships"]
+            if r["relationshipType"] == "STATIC_LINK" and r["spdxElementId"] in keep} - keep
+doc["packages"] = [p for p in doc["packages"] if p["SPDXID"] in keep]
+doc["relationships"] = [r for r in doc["relationships"]
+                        if r["spdxElementId"] in keep | {"SPDXRef-DOCUMENT"} and r["relatedSpdxElement"] in keep]
+doc["documentNamespace"] += "-" + name
+os.makedirs(os.path.join(dst, "licenses"))
+for p in doc["packages"]:
+    m = re.fullmatch(r"see licenses/([^/]+)", p.get("copyrightText", ""))
+    if m:
+        shutil.copy(os.path.join(src, "licenses", m.group(1)), os.path.join(dst, "licenses"))
+with open(os.path.join(dst, "sbom.spdx.json"), "w") as f:
+    json.dump(doc, f, indent=1, sort_keys=True)
+    f.write("\n")
+' "$ctx" "$dir" "$name" "$@" || die "writing the SBOM of the $name image failed"
+  chmod 0755 "$dir/licenses"
+  chmod 0644 "$dir/sbom.spdx.json" "$dir"/licenses/*
+  # Same mtimes every time, as stage_context's.
+  touch -h -d @0 "$dir"/* "$dir"/licenses/*
+}
+
+# build_info [RUNNER...] BINARY: "VERSION COMMIT DATE" from its --version
+# (cmake/build_info.cmake; COMMIT and DATE "unknown" outside git).
+build_info() {
+  local out
+  out="$("$@" --version)" || die "$* --version failed"
+  awk 'NR == 1 { v = $2 } $1 == "commit" { c = $2; d = $3; gsub(/[()]/, "", d) }
+    END { if (v == "") exit 1; print v, (c == "" ? "unknown" : c), (d == "" ? "unknown" : d) }' <<<"$out" ||
+    die "$* --version printed no version: $out"
+}
+
+# The source label's URL: K8S_AGENT_SOURCE_URL as given, else the remote
+# origin's when it is a URL (scheme://... or user@host:path), without the
+# user and password of a scheme:// one (an https remote may carry a token);
+# nothing else (a local path is no source to anyone else).
+source_url() {
+  local url
+  if [[ -n "${K8S_AGENT_SOURCE_URL:-}" ]]; then
+    printf '%s' "$K8S_AGENT_SOURCE_URL"
+    return 0
+  fi
+  url="$(git -C "$repo" remote get-url origin 2>/dev/null)" || return 0
+  if [[ "$url" =~ ^([a-zA-Z][a-zA-Z0-9+.-]*://)([^/@]*@)?(.+)$ ]]; then
+    printf '%s%s' "${BASH_REMATCH[1]}" "${BASH_REMATCH[3]}"
+  elif [[ "$url" =~ ^[^/:@]+@[^/:]+:.+ ]]; then
+    printf '%s' "$url"
+  fi
+}
+
+# label_args TARGET ARCH: that image's OCI labels (appended to args), from
+# main's info[ARCH] ("VERSION COMMIT DATE") and source.
+label_args() {
+  local v c d title desc created
+  read -r v c d <<<"${info[$2]}"
+  case "$1" in
+  delivery)
+    title=k8s-agent
+    desc="k8s-agent, Open MPI's remote launch agent for Kubernetes, with k8s-agent-sshd and a portable sshd, the MCA presets and a static copier, to put into other images"
+    ;;
+  worker)
+    title=k8s-agent-worker
+    desc="Open MPI worker: Debian's Open MPI, sshd on port 2222 started by k8s-agent-sshd as uid 1000, and k8s-agent"
+    ;;
+  launcher)
+    title=k8s-agent-launcher
+    desc="Open MPI launcher: Debian's Open MPI with k8s-agent as mpirun's remote launch agent, as uid 1000"
+    ;;
+  esac
+  args+=(--label "org.opencontainers.image.title=$title" --label "org.opencontainers.image.description=$desc"
+    --label "org.opencontainers.image.version=$v" --label "org.opencontainers.image.licenses=Apache-2.0")
+  [[ "$c" == unknown ]] || args+=(--label "org.opencontainers.image.revision=$c")
+  # RFC 3339 in UTC, as the OCI annotations have it.
+  if [[ "$d" != unknown ]] && created="$(date -u -d "$d" +%Y-%m-%dT%H:%M:%SZ 2>/dev/null)"; then
+    args+=(--label "org.opencontainers.image.created=$created")
+  fi
+  [[ -z "$source" ]] || args+=(--label "org.opencontainers.image.source=$source")
+}
+
 # image_ref TARGET ARCH: what one build is tagged.
 image_ref() {
   case "$1" in
@@ -272,9 +396,10 @@ make_manifest() {
 }
 
 main() {
-  local ctx a64_ctx job target arch t0 args pkgs=""
+  local ctx a64_ctx job target arch t0 args pkgs="" source
   local -a jobs
   local -a libs
+  local -A info
   # shellcheck source=scripts/deps.sh
   source "$repo/scripts/deps.sh"
   if [[ -n "$context_only" ]]; then
@@ -284,6 +409,18 @@ main() {
   fi
   ((want_amd64)) && build_binaries
   ((want_arm64)) && build_arm64_binaries
+  # What the images are labelled with, each its own agent's; the tag is the release version.
+  ((want_amd64)) && info[amd64]="$(build_info "$agent")"
+  ((want_arm64)) && info[arm64]="$(build_info qemu-aarch64-static -L /usr/aarch64-linux-gnu "$a64_agent")"
+  if ((want_amd64 && want_arm64)) && [[ "${info[amd64]}" != "${info[arm64]}" ]]; then
+    log "note: the amd64 and arm64 agents are of different builds: ${info[amd64]% *} and ${info[arm64]% *}"
+  fi
+  if [[ -z "$tag" ]]; then
+    if ((want_amd64)); then tag="${info[amd64]%% *}"; else tag="${info[arm64]%% *}"; fi
+    tag="${tag//+/-}"
+  fi
+  [[ "$tag" =~ ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$ ]] || die "tag $tag is not an OCI tag"
+  source="$(source_url)"
   if ((want_amd64)); then
     mapfile -t libs < <(extra_libs "$agent")
     if ((${#libs[@]})); then
@@ -300,8 +437,22 @@ main() {
   a64_ctx="$ctx-arm64"
   ((want_amd64)) && stage_context "$ctx" amd64
   ((want_arm64)) && stage_context "$a64_ctx" arm64
+  if has worker "${targets[*]}"; then
+    stage_image_context worker k8s-agent k8s-agent-sshd openmpi-mca-params.conf prte-mca-params.conf \
+      SPDXRef-k8s-agent SPDXRef-k8s-agent-sshd
+  fi
+  if has launcher "${targets[*]}"; then
+    stage_image_context launcher k8s-agent ssh-setup.sh ompi-env.sh launcher-entrypoint.sh \
+      openmpi-mca-params.conf prte-mca-params.conf SPDXRef-k8s-agent
+  fi
   # context_of TARGET:ARCH
-  context_of() { [[ "$1" == delivery:arm64 ]] && printf '%s' "$a64_ctx" || printf '%s' "$ctx"; }
+  context_of() {
+    case "$1" in
+    delivery:arm64) printf '%s' "$a64_ctx" ;;
+    delivery:*) printf '%s' "$ctx" ;;
+    *) printf '%s-%s' "$ctx" "${1%:*}" ;;
+    esac
+  }
 
   mapfile -t jobs < <(builds)
   if [[ -n "$context_only" ]]; then
@@ -309,6 +460,7 @@ main() {
       target="${job%:*}" arch="${job#*:}"
       args=(-f "$(dockerfile "$target" "$arch")" -t "$(image_ref "$target" "$arch")")
       platform_args "$target" "$arch"
+      label_args "$target" "$arch"
       [[ "$target" == delivery ]] || args+=(--build-arg "DEBIAN_IMAGE=$base")
       [[ "$target" == delivery || -z "$pkgs" ]] || args+=(--build-arg "AGENT_PACKAGES=${pkgs% }")
       printf 'docker build'
@@ -342,6 +494,7 @@ main() {
     [[ "$target" != delivery ]] || ((${#arches[@]} == 1)) || log="$build_dir/images/$target-$arch.log"
     args=(--pull=never --layers -f "$(dockerfile "$target" "$arch")" -t "$name")
     platform_args "$target" "$arch"
+    label_args "$target" "$arch"
     if [[ "$target" != delivery ]]; then
       # apt-get runs inside these builds: the host's network.
       args+=(--network=host --build-arg "DEBIAN_IMAGE=$base" --build-arg "AGENT_PACKAGES=${pkgs% }")

@@ -15,18 +15,27 @@
 #                                 statically linked library
 #   dist/k8s-agent-VERSION-linux-x86_64.tar.gz.sha256
 #   (linux-aarch64 with --arch aarch64, beside them)
+#   with --images (x86_64, as root): the container images of this build, k8s-agent (delivery),
+#   k8s-agent-worker and k8s-agent-launcher (scripts/images.sh --no-build, tagged VERSION with "+" made
+#   "-", OCI labels and SBOM inside), each saved by podman as an OCI archive:
+#   dist/k8s-agent-images-VERSION/NAME-VERSION-linux-amd64.oci.tar
+#   dist/IMAGES           one line per archive: ARCHIVE IMAGE DIGEST, the image's name in the archive
+#                         (localhost/NAME:TAG, what `podman load` names it) and the digest of its manifest
+#                         in the archive (podman load records it: podman image inspect's RepoDigests; skopeo
+#                         copy --preserve-digests keeps it in a registry); an IMAGES of another version goes
 #   dist/SHA256SUMS       the checksums of every k8s-agent-VERSION-linux-*.tar.gz in the directory (both
-#                         arches after two runs), rewritten at each run
+#                         arches after two runs), of k8s-agent-images-VERSION/*.oci.tar and of IMAGES when
+#                         there (a later run without --images keeps them listed), rewritten at each run
 #   dist/SHA256SUMS.sig   with --sign-key: its SSH signature (ssh-keygen -Y sign -n file); without a key
 #                         none (an old one is removed: it no longer matches) and a line on stderr says so
 # Verify (README.md, "Releases"): ssh-keygen -Y verify -f allowed_signers -I ID -n file -s SHA256SUMS.sig
-#   < SHA256SUMS && sha256sum -c SHA256SUMS
+#   < SHA256SUMS && sha256sum -c SHA256SUMS; then podman load -i ARCHIVE (its digest is IMAGES')
 #
 # VERSION is the binary's (k8s-agent --version), from the git tag (cmake/build_info.cmake): X.Y.Z at a tag
 # vX.Y.Z, X.Y.(Z+1)-dev.N+gSHORT N commits after it, 0.1.0-dev.N+gSHORT before the first tag.
 #
 # usage: scripts/release.sh [--arch x86_64|aarch64] [--build-dir DIR] [--out DIR] [--allow-dirty]
-#                           [--sign-key KEY] [--help]
+#                           [--sign-key KEY] [--images] [--help]
 #   --arch ARCH      x86_64 (default) or aarch64: the binary cross-built by the "aarch64" preset
 #                    (Debian's cross toolchain; scripts/deps.sh --aarch64), run here under qemu-user
 #   --build-dir DIR  package the k8s-agent already built in DIR (default: build ARCH's preset)
@@ -34,12 +43,14 @@
 #   --sign-key KEY   sign SHA256SUMS with the SSH private key KEY (its public half goes in the verifiers'
 #                    allowed_signers)
 #   --allow-dirty    package a binary built from a tree with uncommitted changes (its --version says so)
+#   --images         also build the images from DIR's binaries and save them (above); x86_64 only (worker
+#                    and launcher are amd64), as root (podman's root store, as scripts/images.sh)
 # The binaries are the default (or aarch64) build's (static but for glibc >= 2.34), with their debug info
 # stripped. Each must have been built from the commit the tree is at (its --version names it), so an archive
 # never pairs one commit's README with another's binary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build_dir="" out="dist" allow_dirty=0 arch=x86_64 sign_key=""
+build_dir="" out="dist" allow_dirty=0 arch=x86_64 sign_key="" images=0
 # The header above, without its "# ": asked for, on stdout and exit 0; after a bad option, on stderr.
 usage() { awk 'NR > 2 && !/^#/ { exit } NR > 2 { sub(/^# ?/, ""); print }' "$0"; }
 while (($#)); do
@@ -56,6 +67,7 @@ while (($#)); do
     shift 2
     ;;
   --allow-dirty) allow_dirty=1; shift ;;
+  --images) images=1; shift ;;
   *) echo "release: unknown option $1" >&2; usage >&2; exit 2 ;;
   esac
 done
@@ -65,6 +77,10 @@ die() { echo "release: $*" >&2; exit 1; }
 if [[ -n "$sign_key" ]]; then
   [[ -r "$sign_key" ]] || die "--sign-key $sign_key: no such readable file"
   command -v ssh-keygen >/dev/null || die "--sign-key needs ssh-keygen (openssh-client)"
+fi
+if ((images)); then
+  [[ "$arch" == x86_64 ]] || die "--images: the images are amd64 (worker and launcher): release.sh --images without --arch $arch"
+  [[ $EUID -eq 0 ]] || die "--images: run as root (scripts/images.sh builds into root's podman store)"
 fi
 case "$arch" in
 x86_64) preset=default machine="Advanced Micro Devices X86-64" run=() strip=strip ;;
@@ -162,11 +178,45 @@ mtime="$(git log -1 --format=%cI 2>/dev/null || echo 2026-01-01T00:00:00Z)"
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="$mtime" -C "$stage" -cf - "$name" |
   gzip -n -9 >"$out/$name.tar.gz"
 (cd "$out" && sha256sum "$name.tar.gz" >"$name.tar.gz.sha256")
-# One checksum file over this version's archives (every arch written here), signed when asked.
+images_dir="k8s-agent-images-$version"
+if ((images)); then
+  # The images of exactly these binaries (images.sh builds from DIR as it is), under the version's tag.
+  tag="${version//+/-}"
+  bash scripts/images.sh --build-dir "$build_dir" --no-build --tag "$tag" >&2 || die "scripts/images.sh failed (see above)"
+  rm -rf "${out:?}/$images_dir" "$out/IMAGES.new"
+  mkdir -p "$out/$images_dir"
+  for image in k8s-agent k8s-agent-worker k8s-agent-launcher; do
+    ref="localhost/$image:$tag"
+    labels="$(podman image inspect -f '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' "$ref")" ||
+      die "no image $ref"
+    [[ "$labels" == "$version $built" ]] || die "$ref is labelled $labels, not $version $built"
+    file="$images_dir/$image-$version-linux-amd64.oci.tar"
+    podman save -q --format oci-archive -o "$out/$file" "$ref" >/dev/null || die "podman save $ref failed"
+    # The digest of the manifest the archive holds (podman's own digest of the stored image is of its
+    # uncompressed layers: saving compresses them), checked against its blob.
+    digest="$(/usr/bin/python3 -c '
+import hashlib, json, sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    index = json.load(t.extractfile("index.json"))
+    assert len(index["manifests"]) == 1, index
+    digest = index["manifests"][0]["digest"]
+    blob = t.extractfile("blobs/" + digest.replace(":", "/")).read()
+assert "sha256:" + hashlib.sha256(blob).hexdigest() == digest, digest
+print(digest)' "$out/$file")" || die "reading the manifest digest of $out/$file failed"
+    printf '%s %s %s\n' "$file" "$ref" "$digest" >>"$out/IMAGES.new"
+  done
+  mv "$out/IMAGES.new" "$out/IMAGES"
+elif [[ -f "$out/IMAGES" ]] && awk -v d="$images_dir/" 'index($1, d) != 1 { stale = 1 } END { exit !stale }' "$out/IMAGES"; then
+  # It names archives of another version, which SHA256SUMS (this version's) does not cover.
+  echo "release: removing $out/IMAGES (another version's images)" >&2
+  rm -f "$out/IMAGES"
+fi
+# One checksum file over this version's archives (every arch written here) and images, signed when asked.
 (
   cd "$out"
   shopt -s nullglob
-  archives=("k8s-agent-$version-linux-"*.tar.gz)
+  archives=("k8s-agent-$version-linux-"*.tar.gz "$images_dir/"*.oci.tar)
+  [[ ! -f IMAGES ]] || archives+=(IMAGES)
   sha256sum "${archives[@]}" >SHA256SUMS.new && mv SHA256SUMS.new SHA256SUMS
 ) || die "writing $out/SHA256SUMS failed"
 rm -f "$out/SHA256SUMS.sig"

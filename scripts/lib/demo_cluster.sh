@@ -36,7 +36,7 @@ fi
 source "$REPO/tests/images/podman_conf.sh"
 podman_test_conf "$BUILD/demo-podman"
 say "building the images (scripts/images.sh: unchanged ones are kept)"
-bash "$REPO/scripts/images.sh" --build-dir "$BUILD" delivery worker launcher >"$BUILD/demo-images.log" 2>&1 ||
+bash "$REPO/scripts/images.sh" --build-dir "$BUILD" --tag latest delivery worker launcher >"$BUILD/demo-images.log" 2>&1 ||
   { tail -20 "$BUILD/demo-images.log"; die "scripts/images.sh failed (log $BUILD/demo-images.log)"; }
 
 cat <<'EOF'

@@ -8,7 +8,9 @@
 # service-account files as in-cluster. Every container runs as uid 1000 with --cap-drop ALL.
 #
 # usage: images_test.sh [--build-dir DIR] SCENARIO     (DIR: the CMake build with k8s-agent; default build/)
-#   build               scripts/images.sh (cold or warm), the Debian 13 base, the images' contents
+#   build               scripts/images.sh (cold or warm), the Debian 13 base, the images' contents; each
+#                       image's OCI labels (this build's version, HEAD, the commit's date) and SBOM (JSON,
+#                       the checksums of the binaries in it); the default tag is the release version
 #   worker_sshd         worker sshd as uid 1000 without capabilities; k8s-agent logs in on 2222; the same
 #                       with a read-only root file system
 #   launcher_tree_late  the launcher's mpirun (its entrypoint, its preset) with tree spawn through the
@@ -23,6 +25,10 @@
 #                       manifest list has both platforms; the arm64 image, run under qemu-user, delivers
 #                       an aarch64 agent and workers' side (their SBOM checksums); the delivered
 #                       k8s-agent-sshd and sshd serve the host's ssh under qemu (binfmt_misc)
+#   release             scripts/release.sh --images (into a temporary dir; the version's images removed
+#                       after unless there before): SHA256SUMS verifies the OCI archives and IMAGES, each
+#                       archive holds the manifest of IMAGES' digest and this build's labels, podman load
+#                       gives that name and digest; a tampered archive fails; later runs keep or drop IMAGES
 # Exit: 0 pass, 1 fail, 77 skip (not root, podman missing, images not built).
 set -uo pipefail
 
@@ -260,6 +266,7 @@ s_build() {
   # podman relays the container's stdout and stderr separately: their order in $out is not defined.
   [[ "$out" == *"no ssh Secret in /etc/ssh-secret"* && "$out" == *"k8s-agent "[0-9]* ]] ||
     fail "launcher without a Secret: $out"
+  img_check_metadata
   step "sizes: $(podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' | grep -E 'k8s-agent|debian' | tr '\n' ';')"
   pass
 }
@@ -732,10 +739,222 @@ EOF
   pass
 }
 
+# "VERSION COMMIT DATE" of the build's k8s-agent (its --version: cmake/build_info.cmake).
+img_agent_info() {
+  "$E2E_AGENT" --version | awk 'NR == 1 { v = $2 } $1 == "commit" { c = $2; d = $3; gsub(/[()]/, "", d) }
+    END { print v, c, d }'
+}
+
+# img_check_labels TITLE: checks the OCI labels (JSON on stdin) against this build: title TITLE, version and
+# revision the agent's (the revision HEAD's, "-dirty" for a dirty tree), created its commit's date in UTC,
+# Apache-2.0, the source K8S_AGENT_SOURCE_URL (when set, else none without a remote origin).
+img_check_labels() {
+  local title="$1" version commit date head origin=""
+  read -r version commit date < <(img_agent_info)
+  head="$(git -C "$repo" rev-parse HEAD)" || fail "git rev-parse HEAD"
+  [[ "${commit%-dirty}" == "$head" ]] ||
+    fail "$E2E_AGENT is of commit $commit, the tree is at $head: build it again (cmake --build $build_dir)"
+  git -C "$repo" remote get-url origin >/dev/null 2>&1 && origin=1
+  /usr/bin/python3 -c '
+import datetime, json, sys
+title, version, commit, date, source, origin = sys.argv[1:]
+labels = json.load(sys.stdin) or {}
+o = "org.opencontainers.image."
+want = {o + "title": title, o + "version": version, o + "revision": commit, o + "licenses": "Apache-2.0",
+        o + "created": datetime.datetime.fromisoformat(date).astimezone(datetime.timezone.utc)
+                       .strftime("%Y-%m-%dT%H:%M:%SZ")}
+for k, v in want.items():
+    assert labels.get(k) == v, "label %s is %r, not %r" % (k, labels.get(k), v)
+assert labels.get(o + "description"), "no description label"
+if source:
+    assert labels.get(o + "source") == source, "source label %r, not %r" % (labels.get(o + "source"), source)
+elif not origin:
+    assert o + "source" not in labels, "a source label without a remote: %r" % labels[o + "source"]
+assert labels.get("org.k8s-agent.inputs"), "no inputs label"
+' "$title" "$version" "$commit" "$date" "${K8S_AGENT_SOURCE_URL:-}" "$origin"
+}
+
+# img_check_sbom ROOT SBOM SPDXID=PATH...: ROOT/SBOM (an image's files) is SPDX JSON that describes exactly
+# the binaries named (PATH under ROOT), each with its checksum there and the agent's version; each licence
+# it refers to is in licenses/ beside it, and nothing else is.
+img_check_sbom() {
+  local root="$1" sbom="$2" version
+  shift 2
+  read -r version _ < <(img_agent_info)
+  /usr/bin/python3 -c '
+import hashlib, json, os, re, sys
+root, sbom, version, pairs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+with open(os.path.join(root, sbom)) as f:
+    doc = json.load(f)
+assert doc["spdxVersion"] == "SPDX-2.3", doc["spdxVersion"]
+by_id = {p["SPDXID"]: p for p in doc["packages"]}
+described = {r["relatedSpdxElement"] for r in doc["relationships"]
+             if r["spdxElementId"] == "SPDXRef-DOCUMENT" and r["relationshipType"] == "DESCRIBES"}
+want = dict(p.split("=", 1) for p in pairs)
+assert described == set(want), "%s describes %s, not %s" % (sbom, sorted(described), sorted(want))
+for spdx_id, path in want.items():
+    with open(os.path.join(root, path), "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()
+    assert by_id[spdx_id]["checksums"] == [{"algorithm": "SHA256", "checksumValue": digest}], (path, by_id[spdx_id])
+assert by_id["SPDXRef-k8s-agent"]["versionInfo"] == version, by_id["SPDXRef-k8s-agent"]
+licenses = os.path.join(root, os.path.dirname(sbom), "licenses")
+named = {m.group(1) for p in doc["packages"] for m in [re.fullmatch(r"see licenses/(.+)", p["copyrightText"])] if m}
+assert named and named == set(os.listdir(licenses)), "licences named %s, there %s" % (sorted(named), sorted(os.listdir(licenses)))
+' "$root" "$sbom" "$version" "$@"
+}
+
+# img_check_image IMAGE TITLE SBOM SPDXID=PATH...: IMAGE's labels (img_check_labels) and its SBOM, at SBOM
+# in the image (img_check_sbom), with the files they name taken from the image.
+img_check_image() {
+  local image="$1" title="$2" sbom="$3" name="kab-check-$$" dir p
+  local -a members
+  shift 3
+  podman image inspect -f '{{json .Labels}}' "$image" | img_check_labels "$title" || fail "$image: its labels (above)"
+  members=("$sbom" "$(dirname "$sbom")/licenses")
+  for p in "$@"; do members+=("${p#*=}"); done
+  dir="$build_dir/images-test/check-$title"
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  podman rm -f -i "$name" >/dev/null 2>&1
+  podman create --name "$name" "$image" >/dev/null || fail "podman create $image"
+  podman export "$name" | tar -xf - -C "$dir" "${members[@]#./}"
+  local rc=$?
+  podman rm -f -i "$name" >/dev/null 2>&1
+  ((rc == 0)) || fail "$image holds none of ${members[*]}"
+  img_check_sbom "$dir" "$sbom" "$@" || fail "$image: its SBOM $sbom (above)"
+  rm -rf "$dir"
+  step "$image: labels of $(img_agent_info | cut -d' ' -f1,2), SBOM /$sbom of $* with its licences"
+}
+
+# The labels and SBOM of each image; the default tag (the release version); the labels among the inputs.
+img_check_metadata() {
+  local version out n ref
+  img_check_image "$DELIVERY_IMAGE" k8s-agent sbom.spdx.json SPDXRef-k8s-agent=k8s-agent \
+    SPDXRef-k8s-agent-sshd=k8s-agent-sshd SPDXRef-openssh-sshd=sshd SPDXRef-openssh-sshd-session=sshd-session \
+    SPDXRef-openssh-sshd-auth=sshd-auth
+  img_check_image "$WORKER_IMAGE" k8s-agent-worker usr/share/doc/k8s-agent/sbom.spdx.json \
+    SPDXRef-k8s-agent=usr/local/bin/k8s-agent SPDXRef-k8s-agent-sshd=usr/local/bin/k8s-agent-sshd
+  img_check_image "$LAUNCHER_IMAGE" k8s-agent-launcher usr/share/doc/k8s-agent/sbom.spdx.json \
+    SPDXRef-k8s-agent=usr/local/bin/k8s-agent
+  # Without --tag, the images are tagged the release version, "+" made "-" (--context prints the builds).
+  read -r version _ < <(img_agent_info)
+  out="$(bash "$repo/scripts/images.sh" --build-dir "$build_dir" --no-build --context "$build_dir/images-test/context")" ||
+    fail "scripts/images.sh --context failed"
+  for n in k8s-agent k8s-agent-worker k8s-agent-launcher; do
+    grep -q -- " -t $n:${version//+/-} " <<<"$out" || fail "images.sh without --tag does not tag $n:${version//+/-}: $out"
+  done
+  rm -rf "$build_dir/images-test/context" "$build_dir/images-test/context-"*
+  # The labels are inputs: another source URL rebuilds the image (under a tag of its own, removed after).
+  ref="k8s-agent:labels-test"
+  K8S_AGENT_SOURCE_URL=https://example.invalid/k8s-agent.git bash "$repo/scripts/images.sh" --build-dir "$build_dir" \
+    --no-build --tag labels-test delivery || fail "scripts/images.sh --tag labels-test delivery failed"
+  out="$(podman image inspect -f '{{index .Labels "org.opencontainers.image.source"}} {{index .Labels "org.k8s-agent.inputs"}}' "$ref")"
+  podman rmi "$ref" >/dev/null 2>&1
+  [[ "$out" == "https://example.invalid/k8s-agent.git "* ]] || fail "K8S_AGENT_SOURCE_URL: $ref has source and inputs $out"
+  [[ "${out#* }" != "$(podman image inspect -f '{{index .Labels "org.k8s-agent.inputs"}}' "$DELIVERY_IMAGE")" ]] ||
+    fail "another source label, the same inputs: ${out#* }"
+  step "default tag ${version//+/-}; K8S_AGENT_SOURCE_URL is the source label, and an input"
+}
+
+# ---------------------------------------------------------------------------------------------------------
+
+REL_TMP=""
+REL_MADE=()
+img_release_down() {
+  ((${#REL_MADE[@]})) && podman rmi "${REL_MADE[@]}" >/dev/null 2>&1
+  [[ -z "$REL_TMP" ]] || rm -rf "$REL_TMP"
+}
+
+# scripts/release.sh --images: the images of the release build as OCI archives, covered by SHA256SUMS, each
+# archive's manifest digest the one IMAGES names, and the one podman load gives.
+s_release() {
+  local version tag dist n ref line file digest out want got
+  local -a allow=()
+  img_prereqs
+  # The fixture's images: their base and layers, so release.sh's builds come from podman's cache.
+  img_need_images "$WORKER_IMAGE" "$LAUNCHER_IMAGE" "$DELIVERY_IMAGE"
+  read -r version _ < <(img_agent_info)
+  tag="${version//+/-}"
+  REL_TMP="$(mktemp -d /tmp/k8s-agent-images-release.XXXXXX)"
+  trap 'img_release_down' EXIT
+  trap 'img_release_down; trap - INT; kill -INT $$' INT
+  trap 'img_release_down; trap - TERM; kill -TERM $$' TERM
+  # The images the test makes (not those of the version that were there before) go after.
+  for n in k8s-agent k8s-agent-worker k8s-agent-launcher; do
+    podman image exists "$n:$tag" || REL_MADE+=("$n:$tag")
+  done
+  git -C "$repo" diff --quiet HEAD -- || allow=(--allow-dirty)
+  dist="$REL_TMP/dist"
+  step "scripts/release.sh --images --build-dir $build_dir --out $dist ${allow[*]}"
+  "$repo/scripts/release.sh" --build-dir "$build_dir" --out "$dist" --images "${allow[@]}" >"$REL_TMP/out" 2>"$REL_TMP/err" ||
+    fail "release.sh --images: $(tail -n 30 "$REL_TMP/err")"
+  (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify"
+  want="IMAGES k8s-agent-$version-linux-x86_64.tar.gz"
+  for n in k8s-agent k8s-agent-launcher k8s-agent-worker; do
+    want+=" k8s-agent-images-$version/$n-$version-linux-amd64.oci.tar"
+  done
+  got="$(awk '{ print $2 }' "$dist/SHA256SUMS" | LC_ALL=C sort | tr '\n' ' ')"
+  [[ "$got" == "$want " ]] || fail "SHA256SUMS lists: $got, not $want"
+  [[ "$(wc -l <"$dist/IMAGES")" == 3 ]] || fail "IMAGES: $(cat "$dist/IMAGES")"
+  # Each archive: one manifest, of the digest IMAGES names and the image named there, its blob that digest,
+  # its config this build's labels.
+  while read -r file ref digest; do
+    n="${ref#localhost/}"
+    n="${n%%:*}"
+    [[ "$ref" == "localhost/$n:$tag" && "$file" == "k8s-agent-images-$version/$n-$version-linux-amd64.oci.tar" ]] ||
+      fail "IMAGES: $file $ref $digest"
+    /usr/bin/python3 -c '
+import hashlib, json, sys, tarfile
+path, ref, digest = sys.argv[1:]
+def blob(t, d):
+    data = t.extractfile("blobs/" + d.replace(":", "/")).read()
+    assert "sha256:" + hashlib.sha256(data).hexdigest() == d, "blob %s does not hash to its name" % d
+    return json.loads(data)
+with tarfile.open(path) as t:
+    index = json.load(t.extractfile("index.json"))
+    assert len(index["manifests"]) == 1, index
+    m = index["manifests"][0]
+    assert m["digest"] == digest, "the archive holds manifest %s, IMAGES says %s" % (m["digest"], digest)
+    assert m["annotations"]["org.opencontainers.image.ref.name"] == ref, m
+    config = blob(t, blob(t, digest)["config"]["digest"])
+print(json.dumps(config["config"]["Labels"]))' "$dist/$file" "$ref" "$digest" >"$REL_TMP/labels.json" ||
+      fail "$file does not hold the image IMAGES names"
+    img_check_labels "$n" <"$REL_TMP/labels.json" || fail "$file: the labels of its image (above)"
+    # What a user does: load it; podman names it as IMAGES does, with IMAGES' digest (its only one in a
+    # store that lacked the image; here, where release.sh built it, beside the stored image's own).
+    out="$(podman load -q -i "$dist/$file" 2>&1)" || fail "podman load -i $file: $out"
+    grep -qx "Loaded image: $ref" <<<"$out" || fail "podman load -i $file: $out"
+    got="$(podman image inspect -f '{{range .RepoDigests}}{{.}} {{end}}' "$ref")"
+    [[ " $got" == *" ${ref%:*}@$digest "* ]] || fail "loaded from $file, $ref has digests $got, IMAGES says $digest"
+    step "$file: $ref $digest, loaded"
+  done <"$dist/IMAGES"
+  # A changed byte in an archive fails the check.
+  file="k8s-agent-images-$version/k8s-agent-$version-linux-amd64.oci.tar"
+  cp "$dist/$file" "$REL_TMP/keep.tar"
+  printf 'x' | dd of="$dist/$file" bs=1 seek=4096 conv=notrunc status=none
+  (cd "$dist" && sha256sum --quiet -c SHA256SUMS) >/dev/null 2>&1 && fail "a tampered OCI archive verified"
+  mv "$REL_TMP/keep.tar" "$dist/$file"
+  # A later run without --images (another arch's, say) keeps the images listed; IMAGES of another version
+  # is removed, never listed.
+  "$repo/scripts/release.sh" --build-dir "$build_dir" --out "$dist" "${allow[@]}" >"$REL_TMP/out" 2>"$REL_TMP/err" ||
+    fail "release.sh: $(tail -n 30 "$REL_TMP/err")"
+  got="$(awk '{ print $2 }' "$dist/SHA256SUMS" | LC_ALL=C sort | tr '\n' ' ')"
+  [[ "$got" == "$want " ]] || fail "release.sh without --images: SHA256SUMS lists $got"
+  (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not verify after a run without --images"
+  sed -i "s|^k8s-agent-images-$version/|k8s-agent-images-0.0.1/|" "$dist/IMAGES"
+  "$repo/scripts/release.sh" --build-dir "$build_dir" --out "$dist" "${allow[@]}" >"$REL_TMP/out" 2>"$REL_TMP/err" ||
+    fail "release.sh: $(tail -n 30 "$REL_TMP/err")"
+  if [[ -e "$dist/IMAGES" ]] || ! grep -q "removing $dist/IMAGES (another version's images)" "$REL_TMP/err"; then
+    fail "an IMAGES of another version was kept: $(cat "$REL_TMP/err")"
+  fi
+  grep -q ' IMAGES$' "$dist/SHA256SUMS" && fail "SHA256SUMS lists the removed IMAGES"
+  pass
+}
+
 case "$scenario" in
-build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers | stock_workers_userns | multiarch) "s_$scenario" ;;
+build | worker_sshd | launcher_tree_late | delivery_debian13 | stock_workers | stock_workers_userns | multiarch | release) "s_$scenario" ;;
 *)
-  sed -n '10,25p' "$0" >&2
+  sed -n '10,32p' "$0" >&2
   exit 2
   ;;
 esac

@@ -4,6 +4,8 @@
 
 #include "plugin/kube/shared_lookup_transport.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
@@ -311,7 +313,15 @@ void SharedLookupTransport::Listed(const std::string& ns, TimePoint now) {
       lookup.wake = now;
     }
   }
-  namespaces_[ns].list.reset();  // Last: this runs in the list's sink.
+  namespaces_[ns].list.reset();  // Last use of the sink: this runs in it.
+  // The list's body, DOM and pod dumps are free now, but their heap pages
+  // are still resident: malloc carves the SSH phase's big buffers (the exec
+  // channel's two 256 KiB ones, LazyBuffer) out of that free space rather
+  // than mmapping them, and the trim after the API phase (ReleaseApi)
+  // cannot give back what they then hold, though they are mostly unwritten.
+  // A lister of 64 pods idled ~540 KiB above a plain agent that way.
+  // Trimmed now, those pages come back zero-filled only where written.
+  ::malloc_trim(0);
 }
 
 }  // namespace k8s_agent::kube

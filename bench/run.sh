@@ -361,13 +361,17 @@ print(sum(v for k, v in json.load(sys.stdin)["requests"].items() if k.startswith
 }
 
 # ---- 4: idle cost -------------------------------------------------------------------------------------
-# One agent and one ssh attach to w-2 running `sleep` and their memory is sampled ("alone"); then
-# IDLE_K-1 more of each attach to w-3.. (as mpirun keeps one agent per host alive with tree spawn, so
-# the binary and libraries are shared) and every client's CPU and scheduling counters are sampled once
-# all remote sleeps run and again IDLE_S later. The agent's keepalive (ServerAliveInterval, default
-# 30 s) is its only timer; the window (35 s quick, 60 s full) holds at least one, so the memory at the
-# end includes the code a keepalive maps back in.
+# One agent, one agent with --lookup-cache 5s ("agent-shared") and one ssh attach to w-2 running `sleep`
+# and their memory is sampled ("alone"); then IDLE_K-1 more of each attach to w-3.. (as mpirun keeps one
+# agent per host alive with tree spawn, so the binary and libraries are shared) and every client's CPU
+# and scheduling counters are sampled once all remote sleeps run and again IDLE_S later. The shared list
+# is removed first, so the agent-shared on w-2 lists the namespace and the later ones are answered from
+# its list (another lists if it is older than 5 s by then; the report tells them apart by what they
+# wrote). The agent's keepalive (ServerAliveInterval, default 30 s) is its only timer; the window (35 s
+# quick, 60 s full) holds at least one, so the memory at the end includes the code a keepalive maps
+# back in.
 IDLE_K=4
+B4_KINDS=3 # clients per worker pod: agent, agent-shared, ssh
 b4_remote_sleeps() { # NAME SECS: how many `sleep SECS` run in pod NAME
   local p n=0
   for p in $(ip netns pids "$(bed_netns "$1")"); do
@@ -375,12 +379,16 @@ b4_remote_sleeps() { # NAME SECS: how many `sleep SECS` run in pod NAME
   done
   echo "$n"
 }
-b4_attach() { # I SECS: start agent and ssh on w-I; sets B4_ARGS
+b4_attach() { # I SECS: start agent, agent-shared and ssh on w-I; sets B4_ARGS
   local w="w-$1" pid deadline
   (BED_EXEC=1 bed_exec_launcher "$AGENT" "$w" "sleep $2" >/dev/null 2>>"$LOG") &
   pid=$!
   BG_PIDS+=("$pid")
   B4_ARGS+=("agent$1=$pid")
+  (BED_EXEC=1 bed_exec_launcher "$AGENT" --lookup-cache 5s "$w" "sleep $2" >/dev/null 2>>"$LOG") &
+  pid=$!
+  BG_PIDS+=("$pid")
+  B4_ARGS+=("agent-shared$1=$pid")
   (BED_EXEC=1 bed_exec_launcher $SSH "$(bed_worker_ip "$w")" "sleep $2" >/dev/null 2>>"$LOG") &
   pid=$!
   BG_PIDS+=("$pid")
@@ -389,9 +397,9 @@ b4_attach() { # I SECS: start agent and ssh on w-I; sets B4_ARGS
 b4_wait_attached() { # FIRST LAST SECS
   local i deadline=$((SECONDS + 15))
   for ((i = $1; i <= $2; i++)); do
-    until (($(b4_remote_sleeps "w-$i" "$3") >= 2)); do
+    until (($(b4_remote_sleeps "w-$i" "$3") >= B4_KINDS)); do
       ((SECONDS < deadline)) || {
-        say "  remote sleeps on w-$i did not both start"
+        say "  remote sleeps on w-$i did not all start"
         return 1
       }
       sleep 0.05
@@ -401,8 +409,9 @@ b4_wait_attached() { # FIRST LAST SECS
 }
 bench4() {
   local s=$((IDLE_S + 8)) last=$((2 + IDLE_K - 1)) i
-  say "4: idle cost over ${IDLE_S}s, $IDLE_K agents and $IDLE_K ssh"
+  say "4: idle cost over ${IDLE_S}s, $IDLE_K agents, $IDLE_K agents --lookup-cache 5s and $IDLE_K ssh"
   B4_ARGS=()
+  in_launcher 10 sh -c 'rm -rf "$HOME/.kube/cache/k8s-agent/pods"'
   b4_attach 2 "$s"
   b4_wait_attached 2 2 "$s"
   "$PY" "$BENCH_DIR/lib/proc_sample.py" "${B4_ARGS[@]}" >"$RAW/b4_idle_alone.json"

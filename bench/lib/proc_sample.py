@@ -11,6 +11,9 @@ Prints one JSON object {LABEL: {...}} with, per process:
   sched_run_ns, sched_wait_ns, sched_slices   /proc/PID/schedstat
   rss_kb, pss_kb, private_kb (Private_Clean + Private_Dirty), anon_kb
                     /proc/PID/smaps_rollup
+  wchar             bytes the process passed to write(2) and the like
+                    (/proc/PID/io): an agent with --lookup-cache that
+                    listed the namespace wrote its pods to the shared list
   t_mono_ns         when the sample was taken
 A process that is gone gives {"gone": true}.
 """
@@ -49,6 +52,11 @@ def sample(pid):
     out["pss_kb"] = mem.get("Pss", 0)
     out["private_kb"] = mem.get("Private_Clean", 0) + mem.get("Private_Dirty", 0)
     out["anon_kb"] = mem.get("Anonymous", 0)
+    with open(f"/proc/{pid}/io") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key == "wchar":
+                out["wchar"] = int(value)
     return out
 
 

@@ -214,12 +214,21 @@ class Report:
         end = load_json(os.path.join(self.raw, "b4_idle_end.json"))
         if not start or not end or not alone:
             return self.row(4, "idle cost", "not run", "", "", "", None)
-        d = {"agent": [], "ssh": []}
-        for label in sorted(start):
+        names = {"agent": "k8s-agent", "agent-shared": "k8s-agent --lookup-cache 5s", "ssh": "ssh"}
+
+        def kind_index(label):  # "agent-shared3" -> ("agent-shared", 3)
+            m = re.match(r"(.*?)(\d+)$", label)
+            return (m.group(1), int(m.group(2))) if m else (label, 0)
+
+        d = {kind: [] for kind in names}
+        for label in sorted(start, key=kind_index):
+            kind = kind_index(label)[0]
+            if kind not in d:
+                continue
             a, b = start[label], end.get(label, {"gone": True})
             if a.get("gone") or b.get("gone"):
                 return self.row(4, "idle cost: client %s exited early" % label, "", "", "", "", None)
-            d["agent" if label.startswith("agent") else "ssh"].append({
+            d[kind].append({
                 "secs": (b["t_mono_ns"] - a["t_mono_ns"]) / 1e9,
                 "cpu_ms": b["cpu_ms"] - a["cpu_ms"],
                 "run_ms": (b["sched_run_ns"] - a["sched_run_ns"]) / 1e6,
@@ -227,55 +236,91 @@ class Report:
                 "preempt": b["nonvoluntary_cs"] - a["nonvoluntary_cs"],
                 "slices": b["sched_slices"] - a["sched_slices"],
                 "pss": b["pss_kb"], "private": b["private_kb"], "rss": b["rss_kb"], "anon": b["anon_kb"],
+                "wchar": b.get("wchar"),
             })
+        if not d["agent"] or not d["ssh"]:
+            return self.row(4, "idle cost: incomplete data", "", "", "", "", None)
+        # Older raw data has no agent-shared clients.
+        kinds = [kind for kind in names if d[kind]]
         k = len(d["agent"])
         secs = d["agent"][0]["secs"]
+        # The agent-shared that listed the namespace wrote its pods to the shared list: more than any plain
+        # agent wrote (none of the others writes a file).
+        plain_w = [x["wchar"] for x in d["agent"] if x["wchar"] is not None]
+        for x in d["agent-shared"]:
+            x["listed"] = bool(plain_w) and x["wchar"] is not None and x["wchar"] > max(plain_w)
 
-        def mean(kind, key):
-            return sum(x[key] for x in d[kind]) / len(d[kind])
+        def mean(kind, key, xs=None):
+            xs = d[kind] if xs is None else xs
+            return sum(x[key] for x in xs) / len(xs)
 
         def mx(kind, key):
             return max(x[key] for x in d[kind])
 
-        al = {kind: next(v for lab, v in alone.items() if lab.startswith(kind)) for kind in ("agent", "ssh")}
-        if any(v.get("gone") for v in al.values()):
+        al = {kind: next((v for lab, v in alone.items() if kind_index(lab)[0] == kind), None) for kind in kinds}
+        if any(v is None or v.get("gone") for v in al.values()):
             return self.row(4, "idle cost: client exited early", "", "", "", "", None)
         keepalives = 1 + int(secs // 30)  # ServerAliveInterval 30 s: send + reply wake-ups each
-        self.row(4, "idle %.0f s attached: CPU, wake-ups per client (mean of %d; max)" % (secs, k),
-                 "%.2f ms, %.1f wake-ups (max %d)" % (mean("agent", "run_ms"), mean("agent", "slices"),
-                                                     mx("agent", "slices")),
-                 "%.2f ms, %.1f wake-ups (max %d)" % (mean("ssh", "run_ms"), mean("ssh", "slices"),
-                                                     mx("ssh", "slices")), "",
-                 "0 beyond keepalives", mx("agent", "slices") <= 2 * keepalives)
-        ra = al["agent"]["pss_kb"] / al["ssh"]["pss_kb"]
-        self.row(4, "idle memory, 1 client of each: PSS (private)",
-                 "%d kB (%d kB)" % (al["agent"]["pss_kb"], al["agent"]["private_kb"]),
-                 "%d kB (%d kB)" % (al["ssh"]["pss_kb"], al["ssh"]["private_kb"]), "%.2f×" % ra,
-                 "PSS ≤ ssh's", ra <= 1.0)
-        rk = mean("agent", "pss") / mean("ssh", "pss")
-        self.row(4, "idle memory, %d clients of each: PSS per client (private)" % k,
-                 "%d kB (%d kB)" % (mean("agent", "pss"), mean("agent", "private")),
-                 "%d kB (%d kB)" % (mean("ssh", "pss"), mean("ssh", "private")), "%.2f×" % rk,
-                 "PSS ≤ ssh's", rk <= 1.0)
-        lines = ["### 4. Idle cost (%.0f s window, remote `sleep`, %d k8s-agent + %d ssh attached)" % (
-            secs, k, k), "",
+        for kind in kinds[:-1]:
+            self.row(4, "idle %.0f s attached: CPU, wake-ups per client (mean of %d; max)%s" % (
+                secs, k, "" if kind == "agent" else ", " + names[kind]),
+                "%.2f ms, %.1f wake-ups (max %d)" % (mean(kind, "run_ms"), mean(kind, "slices"),
+                                                    mx(kind, "slices")),
+                "%.2f ms, %.1f wake-ups (max %d)" % (mean("ssh", "run_ms"), mean("ssh", "slices"),
+                                                    mx("ssh", "slices")), "",
+                "0 beyond keepalives", mx(kind, "slices") <= 2 * keepalives)
+
+        def mem_row(what, pss, private, lone=False):  # against the lone ssh, or the mean of ssh's
+            ssh = (al["ssh"]["pss_kb"], al["ssh"]["private_kb"]) if lone else (
+                mean("ssh", "pss"), mean("ssh", "private"))
+            r = pss / ssh[0]
+            self.row(4, what, "%d kB (%d kB)" % (pss, private), "%d kB (%d kB)" % ssh, "%.2f×" % r,
+                     "PSS ≤ ssh's", r <= 1.0)
+
+        mem_row("idle memory, 1 client of each: PSS (private)", al["agent"]["pss_kb"], al["agent"]["private_kb"],
+                lone=True)
+        if "agent-shared" in al:
+            mem_row("idle memory, 1 client of each, %s (it lists the namespace): PSS (private)" %
+                    names["agent-shared"], al["agent-shared"]["pss_kb"], al["agent-shared"]["private_kb"], lone=True)
+        mem_row("idle memory, %d clients of each: PSS per client (private)" % k, mean("agent", "pss"),
+                mean("agent", "private"))
+        if d["agent-shared"]:
+            listers = [x for x in d["agent-shared"] if x["listed"]]
+            others = [x for x in d["agent-shared"] if not x["listed"]]
+            if listers and others:
+                mem_row("idle memory, %d clients of each, %s: the one that listed, PSS (private)" % (
+                    k, names["agent-shared"]), mean("agent-shared", "pss", listers),
+                    mean("agent-shared", "private", listers))
+                mem_row("idle memory, %d clients of each, %s: the %d answered from its list, PSS per "
+                        "client (private)" % (k, names["agent-shared"], len(others)),
+                        mean("agent-shared", "pss", others), mean("agent-shared", "private", others))
+            else:
+                mem_row("idle memory, %d clients of each, %s: PSS per client (private)" % (
+                    k, names["agent-shared"]), mean("agent-shared", "pss"), mean("agent-shared", "private"))
+        lines = ["### 4. Idle cost (%.0f s window, remote `sleep`, %d of each of %s attached)" % (
+            secs, k, ", ".join(names[kind] for kind in kinds)), "",
             "Counters from `/proc/PID/{stat,status,schedstat,smaps_rollup}` at the start and end of the window; "
             "wake-ups = schedstat timeslices (every return to the CPU), memory at the end.", "",
             "| client | CPU (schedstat run) | utime+stime | voluntary cs | schedstat slices | preemptions "
             "| RSS | PSS | private | anon |",
             "|---|---|---|---|---|---|---|---|---|---|"]
-        for kind in ("agent", "ssh"):
+        for kind in kinds:
             for i, x in enumerate(d[kind]):
-                lines.append("| %s #%d | %.2f ms | %.0f ms | %d | %d | %d | %d kB | %d kB | %d kB | %d kB |" % (
-                    "k8s-agent" if kind == "agent" else "ssh", i + 1, x["run_ms"], x["cpu_ms"], x["wakeups"],
-                    x["slices"], x["preempt"], x["rss"], x["pss"], x["private"], x["anon"]))
+                lines.append("| %s #%d%s | %.2f ms | %.0f ms | %d | %d | %d | %d kB | %d kB | %d kB | %d kB |" % (
+                    names[kind], i + 1, " (listed)" if x.get("listed") else "", x["run_ms"], x["cpu_ms"],
+                    x["wakeups"], x["slices"], x["preempt"], x["rss"], x["pss"], x["private"], x["anon"]))
         lines += ["", "Alone (one client of each attached): "
                   + "; ".join("%s RSS %d kB, PSS %d kB, private %d kB, anon %d kB" % (
-                      "k8s-agent" if kind == "agent" else "ssh", al[kind]["rss_kb"], al[kind]["pss_kb"],
-                      al[kind]["private_kb"], al[kind]["anon_kb"]) for kind in ("agent", "ssh")) + ".",
+                      names[kind], al[kind]["rss_kb"], al[kind]["pss_kb"],
+                      al[kind]["private_kb"], al[kind]["anon_kb"]) for kind in kinds) + ".",
                   "", "k8s-agent's only timer is its SSH keepalive (ServerAliveInterval, default 30 s); "
                   "ssh has none by default. Private memory includes file pages only this client maps "
                   "(its own binary and libraries), which further clients of the same kind share."]
+        if d["agent-shared"]:
+            lines += ["", "With `--lookup-cache 5s` the first agent lists the namespace and stores its pods "
+                      "(the shared list is removed before the alone sample), the others are answered from "
+                      "that list without a connection to the API server; \"listed\" marks the one that "
+                      "wrote the list (more bytes written than any plain agent)."]
         self.details.append("\n".join(lines))
 
     # 5 ----------------------------------------------------------------------

@@ -77,6 +77,7 @@ class Report:
     def __init__(self, raw, out):
         self.raw = raw
         self.out = out
+        os.makedirs(out, exist_ok=True)  # --out may name a new directory.
         self.meta = load_json(os.path.join(raw, "meta.json")) or {}
         self.rows = []      # main table
         self.details = []   # markdown sections

@@ -3,8 +3,9 @@
 # built from Debian 13's source packages by scripts/third_party.sh (cached
 # outside the tree), OpenSSL from the pinned Debian 12 libssl-dev it
 # unpacked into the same prefix (never the host's, whose version is the
-# last upgrade's), nghttp2 and yaml-cpp from Debian 12's -dev packages. Only glibc stays shared, so the binary runs on any distribution
-# with glibc >= 2.34 (tests/portable checks ldd and the symbol versions).
+# last upgrade's), nghttp2 and yaml-cpp from Debian 12's -dev packages.
+# Only glibc stays shared, so the binary runs on any distribution with
+# glibc >= 2.34 (tests/portable checks ldd and the symbol versions).
 # Defines K8S::libssh2, K8S::libcurl and K8S::yaml-cpp.
 #
 # Cross-compiling for aarch64 (cmake/aarch64-linux-gnu.cmake, the "aarch64"

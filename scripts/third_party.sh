@@ -220,19 +220,19 @@ build_libssh2() {
 }
 
 build_curl() {
-  local t="$1" s cross
+  local t="$1" s extra
   s="$(find "$t/src" -maxdepth 1 -type d -name 'curl-*' | head -n1)"
   # The unpacked OpenSSL (its directory: no openssl.pc there, so configure takes include/ and lib/), with
   # libdl and libpthread for the static libcrypto in configure's link tests.
-  cross=(--with-openssl="$t/prefix" CPPFLAGS="-I$t/prefix/include" LIBS="-ldl -lpthread")
+  extra=(--with-openssl="$t/prefix" CPPFLAGS="-I$t/prefix/include" LIBS="-ldl -lpthread")
   if [[ "$TP_ARCH" == aarch64 ]]; then
     # The unpacked static nghttp2 too: no pkg-config (the host's .pc files are amd64's).
     mkdir -p "$t/no-pkgconfig"
-    cross+=(--host="$TP_CROSS" --build="$(gcc -dumpmachine)" CC="$TP_CROSS-gcc" AR="$TP_CROSS-ar"
+    extra+=(--host="$TP_CROSS" --build="$(gcc -dumpmachine)" CC="$TP_CROSS-gcc" AR="$TP_CROSS-ar"
       RANLIB="$TP_CROSS-ranlib" PKG_CONFIG_LIBDIR="$t/no-pkgconfig" LDFLAGS="-L$t/prefix/lib")
   fi
   (cd "$s" && CFLAGS="$TP_CFLAGS" ./configure --prefix="$t/prefix" --libdir="$t/prefix/lib" \
-    "${CURL_CONFIGURE_FLAGS[@]}" "${cross[@]}" && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
+    "${CURL_CONFIGURE_FLAGS[@]}" "${extra[@]}" && make -j2 -C lib libcurl.la && make -C lib install-libLTLIBRARIES && make -C include install)
 }
 
 tp_ensure() {

@@ -55,7 +55,9 @@ std::string SharedPodListDir(const std::string& cache_dir,
   if (EnsurePrivateDir(tmp)) return tmp;
   LogInfo("no private directory for the shared pod list (" +
           (cache_dir.empty() ? std::string("no HOME") : cache_dir + "/pods") +
-          ", " + tmp + "); every lookup goes to the API server");
+          ", " + tmp +
+          "); every lookup goes to the API server: make HOME "
+          "or TMPDIR writable (an emptyDir) to share it");
   return "";
 }
 

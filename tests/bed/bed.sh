@@ -471,7 +471,8 @@ bed_exec_worker() {
 bed_netns_pids() {
   local ns
   while read -r ns; do
-    [[ -n "$ns" ]] && ip netns pids "$ns" 2>/dev/null
+    # A stale bed may have lost some of its namespaces already.
+    [[ -n "$ns" ]] && { ip netns pids "$ns" 2>/dev/null || true; }
   done <"$BED_DIR/netns.list"
 }
 
@@ -524,7 +525,8 @@ bed_kill_pids() {
   done
   kill -KILL "${pids[@]}" 2>/dev/null || true
   # Reap our own children so no zombie keeps a namespace busy.
-  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  # || true: wait returns the child's own status (143 after TERM), which must not end a set -e caller.
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
   return 0
 }
 
@@ -540,12 +542,13 @@ bed_down() {
   # shellcheck disable=SC2207
   pids=($(bed_netns_pids))
   if ((${#pids[@]})); then kill -KILL "${pids[@]}" 2>/dev/null || true; fi
-  while read -r ns; do [[ -n "$ns" ]] && ip netns del "$ns" 2>/dev/null; done <"$BED_DIR/netns.list"
+  # Each step tolerates what is already gone: a stale bed (bed_gc) may be half torn down.
+  while read -r ns; do [[ -n "$ns" ]] && { ip netns del "$ns" 2>/dev/null || true; }; done <"$BED_DIR/netns.list"
   while read -r link; do
-    [[ -n "$link" ]] && ip link show "$link" >/dev/null 2>&1 && ip link del "$link" 2>/dev/null
+    [[ -n "$link" ]] && ip link show "$link" >/dev/null 2>&1 && { ip link del "$link" 2>/dev/null || true; }
   done <"$BED_DIR/links.list"
   while read -r d; do [[ "$d" == /etc/netns/"$BED_PREFIX"-* ]] && rm -rf "$d"; done <"$BED_DIR/etcdirs.list"
-  rmdir /etc/netns 2>/dev/null
+  rmdir /etc/netns 2>/dev/null || true
   if [[ "${BED_KEEP:-0}" == 1 ]]; then
     bed_log "down; kept $BED_DIR (BED_KEEP=1)"
     mv "$BED_DIR/state" "$BED_DIR/state.down"

@@ -454,26 +454,29 @@ bench6() {
 # answered from it; its shared list is removed before each round, so every round pays for one list), ssh
 # with its default key exchange and ssh with the agent's (curve25519-sha256).
 bench8() {
-  local kind n=$B3_HOSTS r out
+  local kind n=$B3_HOSTS r out i ips=''
   say "8: launcher CPU per host, $n concurrent clients, $R8 rounds each"
+  # ssh gets the workers' IPs from the bed (the script below runs in the launcher pod, without bed.sh).
+  for ((i = 0; i < n; i++)); do ips+="$(bed_worker_ip "w-$i") "; done
   : >"$RAW/b8_cpu.txt"
   for ((r = 1; r <= R8; r++)); do
     for kind in agent agent-shared ssh ssh-kex; do
       out="$(in_launcher 300 bash -c 'kind=$1 n=$2 a=$3 ssh=$4 fails=0
+        read -ra ips <<<"$5"
         rm -rf "$HOME/.kube/cache/k8s-agent/pods"
         t0=$(date +%s%N)
         for ((i = 0; i < n; i++)); do
           case $kind in
           agent) "$a" -q "w-$i" true >/dev/null 2>&1 & ;;
           agent-shared) "$a" -q --lookup-cache 5s "w-$i" true >/dev/null 2>&1 & ;;
-          ssh) $ssh "$5.$((10 + i))" true >/dev/null 2>&1 & ;;
-          ssh-kex) $ssh -o KexAlgorithms=curve25519-sha256 "$5.$((10 + i))" true >/dev/null 2>&1 & ;;
+          ssh) $ssh "${ips[i]}" true >/dev/null 2>&1 & ;;
+          ssh-kex) $ssh -o KexAlgorithms=curve25519-sha256 "${ips[i]}" true >/dev/null 2>&1 & ;;
           esac
         done
         for p in $(jobs -p); do wait "$p" || fails=$((fails + 1)); done
         echo "$kind n=$n fails=$fails wall_ms=$((($(date +%s%N) - t0) / 1000000))"
         times # In this shell, not a subshell: its second line is the reaped children'"'"'s CPU.' \
-        _ "$kind" "$n" "$AGENT" "$SSH" "$BED_NET")"
+        _ "$kind" "$n" "$AGENT" "$SSH" "$ips")"
       echo "$out" | tr '\n' ' ' | sed 's/ $//' >>"$RAW/b8_cpu.txt"
       echo >>"$RAW/b8_cpu.txt"
     done

@@ -95,7 +95,7 @@ BED_QUIET=1 bed_up "$WORKERS" || { echo "demo: could not start the cluster" >&2;
 HELLO="$(bed_mpi_hello mpicc)" || exit 1
 LATE=$((WORKERS - 1)) # this pod is Running early but its sshd only starts late
 cat <<EOF
-    Each pod is a network namespace on bridge $BED_BRIDGE ($BED_NET.0/24) with its own hostname;
+    Each pod is a network namespace on bridge $BED_BRIDGE ($(bed_cidr)) with its own hostname;
     workers run a real sshd. The launcher pod sees the service-account token at
     /var/run/secrets/kubernetes.io/serviceaccount and talks to the fake API server over TLS.
     Nothing is routed outside that subnet; all of it is removed at the end.

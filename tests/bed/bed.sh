@@ -10,9 +10,10 @@
 #   bed.sh gc            tear down beds whose owner process is gone
 #
 # Layout of one bed (id = 4 hex digits, chosen at random):
-#   bridge kab<id> holding 10.233.X.1/24 (G1: the root namespace reaches the pods on-link, never via the
-#   default route); netns kab<id>-<pod> for launcher (.2), apiserver (.3), w-0.. (.10+i, alternate .110+i);
-#   eth0 inside, lo up, no default route; /etc/netns/kab<id>-<pod>/{hosts,resolv.conf} (DNS goes nowhere).
+#   bridge kab<id> holding 10.233.X.1/22 (G1: the root namespace reaches the pods on-link, never via the
+#   default route); netns kab<id>-<pod> for launcher (offset 2), apiserver (3), w-0.. (10+i, alternate
+#   522+i) in that /22 (bed_addr); eth0 inside, lo up, no default route;
+#   /etc/netns/kab<id>-<pod>/{hosts,resolv.conf} (DNS goes nowhere).
 #   Every pod process runs in its own UTS + mount namespace: hostname = pod name, tmpfs on /run holding the
 #   service-account files at /run/secrets/kubernetes.io/serviceaccount, and the bed's home dir on /root
 #   (~/.ssh with key, known_hosts, config; no ~/.bashrc: G2). The host's files are never touched.
@@ -38,16 +39,43 @@ bed_worker_name() { printf 'w-%d' "$1"; }
 bed_worker_index() { printf '%d' "${1#w-}"; }
 bed_worker_fqdn() { printf '%s.%s.%s.svc.cluster.local' "$1" "$BED_SUBDOMAIN" "$BED_NS"; }
 bed_netns() { printf '%s-%s' "$BED_PREFIX" "$1"; }
+
+# The pod network of a bed is one 10.233.X.0/22 (BED_NET = "10.233.X", X a multiple of 4), so that a bed of
+# 256 workers and more fits: a /24 held at most ~100 workers, their alternate IPs and the launcher.
+# Offsets in it: 1 bridge, 2 launcher, 3 apiserver, 10+i worker w-i (lower half), BED_OFF_ALT+i the IP a
+# recreated w-i moves to (upper half, so it never meets a primary), hence at most BED_MAX_WORKERS workers.
+BED_PREFIXLEN=22
+BED_OFF_WORKER=10
+BED_OFF_ALT=522
+BED_MAX_WORKERS=500
+# bed_addr OFF [VAR]: the address at offset OFF (0..1023) of the bed's /22, 10.233.(X + OFF/256).(OFF%256).
+# Prints it, or with VAR assigns it there without a subshell (per-worker loops: a fork costs ~10 ms on the
+# 2-core CI VM).
+bed_addr() {
+  local _ba_off="$1" _ba_x="${BED_NET##*.}" _ba_ip
+  if ! [[ "$_ba_off" =~ ^[0-9]+$ ]] || ((_ba_off >= 1 << (32 - BED_PREFIXLEN))); then
+    bed_die "offset '$_ba_off' outside the bed's /$BED_PREFIXLEN"
+    return 1
+  fi
+  printf -v _ba_ip '%s.%d.%d' "${BED_NET%.*}" $((_ba_x + _ba_off / 256)) $((_ba_off % 256))
+  if [[ -n "${2:-}" ]]; then
+    printf -v "$2" '%s' "$_ba_ip"
+  else
+    printf '%s' "$_ba_ip"
+  fi
+}
+# The bed's pod network as a CIDR, e.g. for log lines.
+bed_cidr() { printf '%s.0/%d' "$BED_NET" "$BED_PREFIXLEN"; }
 # Primary pod IP of a pod; bed_pod_alt_ip gives the IP a recreated worker gets.
 bed_pod_ip() {
   case "$1" in
-  launcher) printf '%s.2' "$BED_NET" ;;
-  apiserver) printf '%s.3' "$BED_NET" ;;
-  w-*) printf '%s.%d' "$BED_NET" $((10 + $(bed_worker_index "$1"))) ;;
+  launcher) bed_addr 2 ;;
+  apiserver) bed_addr 3 ;;
+  w-*) bed_addr $((BED_OFF_WORKER + $(bed_worker_index "$1"))) ;;
   *) return 1 ;;
   esac
 }
-bed_pod_alt_ip() { printf '%s.%d' "$BED_NET" $((110 + $(bed_worker_index "$1"))); }
+bed_pod_alt_ip() { bed_addr $((BED_OFF_ALT + $(bed_worker_index "$1"))); }
 bed_api_url() { printf 'https://%s:%s' "$(bed_pod_ip apiserver)" "$BED_API_PORT"; }
 
 # Loads the variables of the bed in DIR (for the CLI and for scripts that did not create the bed).
@@ -58,19 +86,25 @@ bed_load() {
   . "$BED_DIR/state"
 }
 
-# Picks a free 10.233.X.0/24: no local address and no route inside it. Caller holds the /tmp lock.
+# Picks a free, aligned 10.233.X.0/22 (X = 4..248 in steps of 4; 10.233.252-255 is left to tests/realapi's
+# service range and host IP): no local address and no route inside it. Prints "10.233.X". Caller holds the
+# /tmp lock. Routes are matched by their first three octets as well as by `root`, which also catches a
+# narrower one a bed of the older /24 layout made inside the /22.
 bed_pick_subnet() {
-  local seed=$((16#$BED_ID)) i x
-  for ((i = 0; i < 250; i++)); do
-    x=$(((seed + i) % 250 + 1))
-    if ip -o -4 addr show | grep -q " 10\.233\.$x\." || [[ -n "$(ip -4 route list root "10.233.$x.0/24")" ]] ||
-      ip -4 route list | grep -q "^10\.233\.$x\."; then
+  local seed=$((16#$BED_ID)) i x octets addrs routes
+  addrs="$(ip -o -4 addr show)"
+  routes="$(ip -4 route list)"
+  for ((i = 0; i < 62; i++)); do
+    x=$((((seed + i) % 62 + 1) * 4))
+    octets="($x|$((x + 1))|$((x + 2))|$((x + 3)))"
+    if grep -qE " 10\.233\.$octets\." <<<"$addrs" || grep -qE "^10\.233\.$octets\." <<<"$routes" ||
+      [[ -n "$(ip -4 route list root "10.233.$x.0/$BED_PREFIXLEN")" ]]; then
       continue
     fi
     printf '10.233.%d' "$x"
     return 0
   done
-  bed_die "no free 10.233.X.0/24"
+  bed_die "no free 10.233.X.0/$BED_PREFIXLEN"
 }
 
 bed_record() { printf '%s=%q\n' "$1" "$2" >>"$BED_DIR/state"; }
@@ -93,7 +127,7 @@ bed_make_netns() {
   printf '%s' "$root_batch" | ip -batch - || bed_die "creating pod namespaces failed" || return 1
   for pod in "${pods[@]}"; do
     read -r ns ip <<<"$pod"
-    printf 'addr add %s/24 dev eth0\nlink set eth0 up\nlink set lo up\n' "$ip" | ip -n "$ns" -batch - &&
+    printf 'addr add %s/%d dev eth0\nlink set eth0 up\nlink set lo up\n' "$ip" "$BED_PREFIXLEN" | ip -n "$ns" -batch - &&
       mkdir -p "/etc/netns/$ns" && printf '%s' "$hosts" >"/etc/netns/$ns/hosts" &&
       printf 'nameserver 127.0.0.1\noptions timeout:1 attempts:1\n' >"/etc/netns/$ns/resolv.conf" ||
       bed_die "configuring $ns failed" || return 1
@@ -139,13 +173,14 @@ bed_make_ssh() {
   for p in "${keygens[@]}"; do wait "$p" || bed_die "ssh-keygen failed" || return 1; done
   cp "$s/id_ed25519.pub" "$s/authorized_keys"
   # No subshells in this loop: a fork costs ~10 ms on the 2-core CI VM.
-  local ktype kblob fq
+  local ktype kblob fq ip alt
   for ((i = 0; i < BED_WORKERS; i++)); do
     name="w-$i"
     fq="$name.$BED_SUBDOMAIN.$BED_NS.svc.cluster.local"
+    bed_addr $((BED_OFF_WORKER + i)) ip && bed_addr $((BED_OFF_ALT + i)) alt || return 1
     read -r ktype kblob _ <"$BED_DIR/sshd/$name/ssh_host_ed25519_key.pub"
     printf '%s,%s.%s,%s.%s.%s.svc,%s,%s,%s %s %s\n' "$name" "$name" "$BED_SUBDOMAIN" "$name" "$BED_SUBDOMAIN" \
-      "$BED_NS" "$fq" "$BED_NET.$((10 + i))" "$BED_NET.$((110 + i))" "$ktype" "$kblob"
+      "$BED_NS" "$fq" "$ip" "$alt" "$ktype" "$kblob"
     bed_write_sshd_config "$name"
   done >"$s/known_hosts"
   # The pods' ~/.ssh (like a mounted Secret): default key, known_hosts, config with strict checking.
@@ -155,8 +190,8 @@ bed_make_ssh() {
   # For plain ssh -F: absolute paths, plus name -> IP maps so ssh itself can stand in for the agent.
   {
     for ((i = 0; i < BED_WORKERS; i++)); do
-      printf 'Host w-%d w-%d.%s.%s.svc.cluster.local\n  HostName %s.%d\n' $i $i "$BED_SUBDOMAIN" "$BED_NS" \
-        "$BED_NET" $((10 + i))
+      bed_addr $((BED_OFF_WORKER + i)) ip || return 1
+      printf 'Host w-%d w-%d.%s.%s.svc.cluster.local\n  HostName %s\n' $i $i "$BED_SUBDOMAIN" "$BED_NS" "$ip"
     done
     printf 'Host *\n  User root\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n  BatchMode yes\n  LogLevel ERROR\n' \
       "$s/id_ed25519" "$s/known_hosts"
@@ -248,8 +283,11 @@ bed_start_apiserver() {
 # bed_up N: the whole bed with N worker netns (not yet registered as pods, sshd not started).
 # The launcher pod is registered Running. Installs a teardown trap unless BED_NO_TRAP=1.
 bed_up() {
-  local n="${1:-2}" i name lockfd
+  local n="${1:-2}" i name lockfd ip
   [[ $EUID -eq 0 ]] || bed_die "the bed needs root (network namespaces)" || return 1
+  [[ "$n" =~ ^[0-9]+$ ]] || bed_die "bed_up: worker count '$n' is not a number" || return 1
+  ((n <= BED_MAX_WORKERS)) ||
+    bed_die "bed_up: $n workers do not fit the bed's /$BED_PREFIXLEN (at most $BED_MAX_WORKERS)" || return 1
   BED_WORKERS="$n"
   BED_DIR="${BED_DIR:-$(mktemp -d /tmp/k8s-agent-bed.XXXXXX)}"
   mkdir -p "$BED_DIR"/{pids,log,run}
@@ -267,7 +305,7 @@ bed_up() {
   bed_record BED_BRIDGE "$BED_BRIDGE"
   bed_record BED_WORKERS "$BED_WORKERS"
   [[ "${BED_NO_TRAP:-0}" == 1 ]] || bed_install_trap
-  # Subnet choice and bridge address under one lock so two beds never pick the same /24.
+  # Subnet choice and bridge address under one lock so two beds never pick overlapping subnets.
   exec {lockfd}</tmp
   flock -w 30 "$lockfd" || bed_die "bed lock busy" || return 1
   BED_NET="$(bed_pick_subnet)" || {
@@ -276,8 +314,8 @@ bed_up() {
   }
   bed_record BED_NET "$BED_NET"
   echo "$BED_BRIDGE" >>"$BED_DIR/links.list"
-  # G1: the /24 goes on the bridge before any process starts.
-  ip link add "$BED_BRIDGE" type bridge && ip addr add "$BED_NET.1/24" dev "$BED_BRIDGE" &&
+  # G1: the subnet goes on the bridge before any process starts.
+  ip link add "$BED_BRIDGE" type bridge && ip addr add "$(bed_addr 1)/$BED_PREFIXLEN" dev "$BED_BRIDGE" &&
     ip link set "$BED_BRIDGE" up
   local rc=$?
   exec {lockfd}<&-
@@ -292,13 +330,19 @@ bed_up() {
   {
     echo "launcher $(bed_pod_ip launcher) l"
     echo "apiserver $(bed_pod_ip apiserver) a"
-    for ((i = 0; i < n; i++)); do echo "w-$i $BED_NET.$((10 + i)) $i"; done
+    for ((i = 0; i < n; i++)); do
+      bed_addr $((BED_OFF_WORKER + i)) ip || return 1
+      echo "w-$i $ip $i"
+    done
   } | bed_make_netns || return 1
-  for ((i = 0; i < n; i++)); do echo "$BED_NET.$((10 + i))" >"$BED_DIR/run/w-$i.ip"; done
+  for ((i = 0; i < n; i++)); do
+    bed_addr $((BED_OFF_WORKER + i)) ip || return 1
+    echo "$ip" >"$BED_DIR/run/w-$i.ip"
+  done
   bed_start_apiserver || return 1
   bed_pod_set launcher "{\"phase\":\"Running\",\"podIP\":\"$(bed_pod_ip launcher)\",\"hostname\":\"launcher\",\"labels\":{\"role\":\"launcher\"},\"ready\":true}" ||
     return 1
-  bed_log "up: $BED_DIR net $BED_NET.0/24 prefix $BED_PREFIX workers $n"
+  bed_log "up: $BED_DIR net $(bed_cidr) prefix $BED_PREFIX workers $n"
 }
 
 bed_install_trap() {
@@ -309,12 +353,13 @@ bed_install_trap() {
 
 # Control API of the fake apiserver, from the root namespace over the bridge (on-link: G1).
 bed_api() {
-  local method="$1" path="$2" data="${3:-}" token
+  local method="$1" path="$2" data="${3:-}" token api_ip
   read -r token <"$BED_DIR/k8s/token" || [[ -n "$token" ]]
   local args=(-sS --fail-with-body --noproxy '*' --max-time 5 --cacert "$BED_DIR/k8s/ca.crt"
     -H "Authorization: Bearer $token" -X "$method")
   [[ -n "$data" ]] && args+=(-H 'Content-Type: application/json' --data "$data")
-  curl "${args[@]}" "https://$BED_NET.3:$BED_API_PORT$path"
+  bed_addr 3 api_ip || return 1
+  curl "${args[@]}" "https://$api_ip:$BED_API_PORT$path"
 }
 bed_pod_set() { bed_api PUT "/_control/pods/$BED_NS/$1" "$2" >/dev/null; }
 bed_pod_delete() { bed_api DELETE "/_control/pods/$BED_NS/$1" >/dev/null; }
@@ -366,8 +411,8 @@ bed_worker_readdress() {
   old="$(bed_worker_ip "$name")"
   new="$(bed_pod_alt_ip "$name")"
   [[ "$old" == "$new" ]] && new="$(bed_pod_ip "$name")"
-  ip -n "$ns" addr del "$old/24" dev eth0
-  ip -n "$ns" addr add "$new/24" dev eth0
+  ip -n "$ns" addr del "$old/$BED_PREFIXLEN" dev eth0
+  ip -n "$ns" addr add "$new/$BED_PREFIXLEN" dev eth0
   echo "$new" >"$BED_DIR/run/$name.ip"
   printf '%s' "$new"
 }
@@ -562,7 +607,7 @@ bed_down() {
 # Human-readable bed status.
 bed_status() {
   local name
-  echo "bed $BED_DIR: net $BED_NET.0/24 bridge $BED_BRIDGE workers $BED_WORKERS owner $BED_OWNER_PID"
+  echo "bed $BED_DIR: net $(bed_cidr) bridge $BED_BRIDGE workers $BED_WORKERS owner $BED_OWNER_PID"
   while read -r ns; do
     [[ -n "$ns" ]] || continue
     printf '  %-24s %-16s pids: %s\n' "$ns" "$(ip -n "$ns" -4 -o addr show dev eth0 2>/dev/null | awk '{print $4}')" \

@@ -100,7 +100,7 @@ img_bed_up() {
   install -m 0666 /dev/null "$SHARED/trace.jsonl"
   ln -sf "$SHARED/trace.jsonl" "$BED_DIR/trace.jsonl"
   img_make_secret
-  step "bed up: $BED_DIR net $BED_NET.0/24"
+  step "bed up: $BED_DIR net $(bed_cidr)"
 }
 
 # The job's Secret as the kubelet mounts it with defaultMode 0440 and fsGroup 1000: files under a

@@ -79,7 +79,7 @@ realapi_begin() {
   step "bed up with $1 worker pods, real kube-apiserver $("$RA_CACHE/bin/kube-apiserver" --version)"
   bed_gc
   bed_up "$1" || fail "bed did not come up"
-  step "bed ready: $BED_DIR net $BED_NET.0/24"
+  step "bed ready: $BED_DIR net $(bed_cidr)"
 }
 
 # Ready pod: exactly one API call (the GET), then SSH.

@@ -435,7 +435,7 @@ s13_openmpi5() {
   bed_gc
   bed_up 2 || fail "bed did not come up"
   export BED_CHROOT="$root"
-  step "bed ready: $BED_DIR net $BED_NET.0/24, pods run in $root"
+  step "bed ready: $BED_DIR net $(bed_cidr), pods run in $root"
   E2E_AGENT="$(bed_portable_agent "$E2E_AGENT")" || fail "cannot prepare k8s-agent for the Debian 13 root"
   agent="$(make_agent_wrapper)"
   out="$(bed_exec_launcher sh -c 'mpirun --version; prterun --version' 2>&1)" || fail "mpirun --version: $out"

@@ -120,7 +120,7 @@ bed_begin() {
   bed_up "$1" || fail "bed did not come up"
   HELLO="$(bed_mpi_hello mpicc)" || fail "mpicc failed"
   export HELLO
-  step "bed ready: $BED_DIR net $BED_NET.0/24"
+  step "bed ready: $BED_DIR net $(bed_cidr)"
 }
 
 # Starts COMMAND in the launcher pod in the background, in its own process group with default SIGINT

@@ -22,7 +22,7 @@ ompi5_begin() {
   bed_gc
   bed_up "$n" || fail "bed did not come up"
   export BED_CHROOT="$OMPI5_ROOT"
-  step "bed ready: $BED_DIR net $BED_NET.0/24, $n workers, pods run in $OMPI5_ROOT"
+  step "bed ready: $BED_DIR net $(bed_cidr), $n workers, pods run in $OMPI5_ROOT"
   E2E_AGENT="$(bed_portable_agent "$E2E_AGENT")" || fail "cannot prepare k8s-agent for the Debian 13 root"
   cp "$BED_SRC_DIR/mpi_hello.c" "$BED_DIR/mpi_hello.c"
   HELLO5="$BED_DIR/mpi_hello.ompi5"

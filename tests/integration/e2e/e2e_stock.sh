@@ -42,7 +42,7 @@ stock_begin() {
   out="$(setpriv --reuid=65532 --regid=65532 --clear-groups "$stage/k8s-agent-deliver" "$STOCK_OPT" 2>&1)" ||
     fail "k8s-agent-deliver: $out"
   step "$out"
-  step "bed ready: $BED_DIR net $BED_NET.0/24, $n workers in $root"
+  step "bed ready: $BED_DIR net $(bed_cidr), $n workers in $root"
 }
 
 # stock_client DIR USER PORT KEY HOST_PUB: the launcher's ssh settings for the job (K8S_AGENT_SSH_CONFIG),

@@ -24,25 +24,9 @@ while (($#)); do
 done
 [[ $EUID -eq 0 ]] || { echo "cpu_breakdown.sh: needs root (network namespaces)" >&2 && exit 2; }
 command -v valgrind >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q valgrind >/dev/null
-if [[ ! -x "$AGENT" ]]; then
-  (cd "$REPO" && cmake --preset default >/dev/null && cmake --build --preset default --target k8s-agent >/dev/null)
-fi
-AGENT="$(realpath "$AGENT")"
-RAW="$(mktemp -d /tmp/k8s-cpu-breakdown.XXXXXX)"
-chmod 755 "$RAW"
-
-# shellcheck source=tests/bed/bed.sh disable=SC1091
-. "$REPO/tests/bed/bed.sh"
-# shellcheck disable=SC2034 # read by bed.sh
-BED_QUIET=1
-bed_gc
-cleanup() {
-  bed_down
-  rm -rf "$RAW"
-}
-trap cleanup EXIT
-bed_up 1 || { echo "cpu_breakdown.sh: the bed did not come up" >&2 && exit 1; }
-bed_all_ready || { echo "cpu_breakdown.sh: w-0 did not become ready" >&2 && exit 1; }
+# shellcheck source=bench/lib/own_bed.sh
+. "$REPO/bench/lib/own_bed.sh"
+own_bed_up cpu_breakdown.sh 1
 IP0="$(bed_worker_ip w-0)"
 SSH=(ssh -F "$BED_DIR/ssh/ssh_config" -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null
   -o BatchMode=yes -o LogLevel=ERROR)

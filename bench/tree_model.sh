@@ -35,24 +35,9 @@ if ! [[ "$WORKERS" =~ ^[0-9]+$ ]] || ((WORKERS < 8)); then
 fi
 command -v mpirun >/dev/null ||
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev >/dev/null
-if [[ ! -x "$AGENT" ]]; then
-  (cd "$REPO" && cmake --preset default >/dev/null && cmake --build --preset default --target k8s-agent >/dev/null)
-fi
-AGENT="$(realpath "$AGENT")"
-RAW="$(mktemp -d /tmp/k8s-tree-model.XXXXXX)"
-
-# shellcheck source=tests/bed/bed.sh disable=SC1091
-. "$REPO/tests/bed/bed.sh"
-# shellcheck disable=SC2034 # read by bed.sh
-BED_QUIET=1
-bed_gc
-cleanup() {
-  bed_down
-  rm -rf "$RAW"
-}
-trap cleanup EXIT
-bed_up "$WORKERS" || { echo "tree_model.sh: the bed did not come up" >&2 && exit 1; }
-bed_all_ready || { echo "tree_model.sh: the workers did not become ready" >&2 && exit 1; }
+# shellcheck source=bench/lib/own_bed.sh
+. "$REPO/bench/lib/own_bed.sh"
+own_bed_up tree_model.sh "$WORKERS"
 SSH="ssh -F $BED_DIR/ssh/ssh_config -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes"
 SSH+=" -o LogLevel=ERROR -o KexAlgorithms=curve25519-sha256"
 hosts() { # N: w-0,...,w-(N-1)

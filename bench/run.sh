@@ -4,6 +4,7 @@
 # Benchmarks k8s-agent against OpenSSH side by side on the e2e bed; prints and saves a table of ratios.
 #
 # usage: sudo bench/run.sh [--full] [--only 1,2,...] [--agent PATH] [--out DIR] [--workers N] [--ns "N..."]
+#               [--idle-clients K]
 #   (default)     quick mode, about 5-10 min on 2 cores
 #   --full        more repetitions, 1 GiB throughput, 60 s idle window, N up to 256 in the launch curve
 #   --smoke       2-3 runs of everything, tiny sizes: checks the harness in ~2 min, numbers meaningless
@@ -11,6 +12,7 @@
 #   --agent PATH  the k8s-agent binary (default: the default preset's, built in build/: the shipped binary)
 #   --out DIR     results directory (default bench/results): the table and the plot
 #   --ns "N..."   the launch curve's pod counts (item 7), e.g. "32 64 128"; the bed grows to the largest
+#   --idle-clients K  clients of each kind attached in item 4 (default 4), e.g. 64
 #
 # Needs root (network namespaces). Installs hyperfine and gnuplot-nox with apt-get if missing. Brings up
 # its own bed (tests/bed/bed.sh: pods = netns with a real sshd each, a fake API server) and tears it down
@@ -48,8 +50,9 @@ NS_ARG=
 AGENT=
 OUT="$BENCH_DIR/results"
 WORKERS=64
+IDLE_K=4
 
-usage() { sed -n '4,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while (($#)); do
   case "$1" in
   --full) MODE=full ;;
@@ -68,6 +71,10 @@ while (($#)); do
     ;;
   --workers)
     WORKERS="$2"
+    shift
+    ;;
+  --idle-clients)
+    IDLE_K="$2"
     shift
     ;;
   --ns)
@@ -113,6 +120,11 @@ if [[ "$MODE" == full ]]; then R8=10; elif [[ "$MODE" == smoke ]]; then R8=1; el
 fi
 B3_HOSTS=64
 [[ -n "$NS_ARG" ]] && NS_LIST="$NS_ARG"
+if ! [[ "$IDLE_K" =~ ^[0-9]+$ ]] || ((IDLE_K < 2 || IDLE_K > 498)); then
+  die "--idle-clients: a number from 2 to 498"
+fi
+# Item 4 attaches its clients to w-2..w-(IDLE_K+1).
+((WORKERS >= IDLE_K + 2)) || WORKERS=$((IDLE_K + 2))
 # The bed holds the largest N of the curve (each worker pod is one idle sshd, ~2 MB), up to the 500 workers
 # of its /22 (tests/bed/bed.sh). Open MPI 4's plm_rsh_num_concurrent (128) does not bound N: 256 pods
 # start without tree spawn as well.
@@ -371,7 +383,6 @@ print(sum(v for k, v in json.load(sys.stdin)["requests"].items() if k.startswith
 # wrote). The agent's keepalive (ServerAliveInterval, default 30 s) is its only timer; the window (35 s
 # quick, 60 s full) holds at least one, so the memory at the end includes the code a keepalive maps
 # back in.
-IDLE_K=4
 B4_KINDS=3 # clients per worker pod: agent, agent-shared, ssh
 b4_remote_sleeps() { # NAME SECS: how many `sleep SECS` run in pod NAME
   local p n=0
@@ -396,7 +407,8 @@ b4_attach() { # I SECS: start agent, agent-shared and ssh on w-I; sets B4_ARGS
   B4_ARGS+=("ssh$1=$pid")
 }
 b4_wait_attached() { # FIRST LAST SECS
-  local i deadline=$((SECONDS + 15))
+  # 3 x IDLE_K clients start at once on a machine of 2 cores: a bound that grows with them.
+  local i deadline=$((SECONDS + 15 + IDLE_K / 2))
   for ((i = $1; i <= $2; i++)); do
     until (($(b4_remote_sleeps "w-$i" "$3") >= B4_KINDS)); do
       ((SECONDS < deadline)) || {
@@ -409,7 +421,9 @@ b4_wait_attached() { # FIRST LAST SECS
   sleep 0.5 # let the clients settle into their idle wait after the exec reply
 }
 bench4() {
-  local s=$((IDLE_S + 8)) last=$((2 + IDLE_K - 1)) i
+  # The remote sleep outlasts the window by the time all clients take to attach and be sampled, which
+  # grows with their number.
+  local s=$((IDLE_S + 8 + IDLE_K / 2)) last=$((2 + IDLE_K - 1)) i
   say "4: idle cost over ${IDLE_S}s, $IDLE_K agents, $IDLE_K agents --lookup-cache 5s and $IDLE_K ssh"
   B4_ARGS=()
   in_launcher 10 sh -c 'rm -rf "$HOME/.kube/cache/k8s-agent/pods"'

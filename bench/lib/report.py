@@ -362,16 +362,6 @@ class Report:
                 a, s = hyperfine_pair(self.raw, "b7_n%d_%s" % (n, mode))
                 if a is not None:
                     series[(n, mode)] = (stats(a), stats(s))
-        dat = os.path.join(self.raw, "launch_vs_n.dat")
-        with open(dat, "w") as f:
-            f.write("# N  agent_tree(med p5 p95)  ssh_tree(med p5 p95)  agent_notree(...)  ssh_notree(...)\n")
-            for n in ns:
-                cols = [str(n)]
-                for mode in ("tree", "notree"):
-                    for k in (0, 1):
-                        st = series.get((n, mode))
-                        cols += (["%.1f" % st[k][x] for x in ("median", "p5", "p95")] if st else ["NaN"] * 3)
-                f.write(" ".join(cols) + "\n")
         # The third command, ssh with the agent's key exchange (runs from before it was added lack it).
         kex = {}
         for n in ns:
@@ -379,6 +369,20 @@ class Report:
                 data = load_json(os.path.join(self.raw, "b7_n%d_%s.json" % (n, mode)))
                 if data and len(data.get("results", [])) >= 3:
                     kex[(n, mode)] = stats([t * 1000 for t in data["results"][2]["times"]])
+        dat = os.path.join(self.raw, "launch_vs_n.dat")
+        with open(dat, "w") as f:
+            f.write("# N  agent_tree(med p5 p95)  ssh_tree(med p5 p95)  agent_notree(...)  ssh_notree(...)"
+                    "  ssh_kex_tree(...)  ssh_kex_notree(...)\n")
+            for n in ns:
+                cols = [str(n)]
+                for mode in ("tree", "notree"):
+                    for k in (0, 1):
+                        st = series.get((n, mode))
+                        cols += (["%.1f" % st[k][x] for x in ("median", "p5", "p95")] if st else ["NaN"] * 3)
+                for mode in ("tree", "notree"):
+                    st = kex.get((n, mode))
+                    cols += (["%.1f" % st[x] for x in ("median", "p5", "p95")] if st else ["NaN"] * 3)
+                f.write(" ".join(cols) + "\n")
         lines = ["### 7. Launch time vs N pods (`mpirun -np N true`, one rank per pod)", "",
                  "| N | spawn | k8s-agent | ssh | ssh, same kex | ratio | ratio (same kex) |",
                  "|---|---|---|---|---|---|---|"]
@@ -529,16 +533,19 @@ set title '%(title)s'
 set xlabel 'worker pods N (one rank each)'
 set ylabel 'mpirun -np N true, median (ms); bars p5-p95'
 set logscale x 2
-set xtics (4, 8, 16, 32, 64, 128)
+set xtics (%(xtics)s)
 set xrange [%(xlo)s:%(xhi)s]
 set yrange [0:*]
 set key top left
 set grid
 plot '%(dat)s' u 1:2:3:4 w yerrorlines lw 2 lc rgb '#1f77b4' t 'k8s-agent, tree spawn', \
-     '' u 1:5:6:7 w yerrorlines lw 2 lc rgb '#d62728' t 'ssh, tree spawn', \
+     '' u 1:5:6:7 w yerrorlines lw 2 lc rgb '#d62728' t 'ssh (default kex), tree spawn', \
      '' u 1:8:9:10 w yerrorlines lw 2 dt 2 lc rgb '#1f77b4' t 'k8s-agent, no_tree_spawn', \
-     '' u 1:11:12:13 w yerrorlines lw 2 dt 2 lc rgb '#d62728' t 'ssh, no_tree_spawn'
-""" % {"png": png, "title": title.replace("'", ""), "dat": dat, "xlo": ns[0] / 1.25, "xhi": ns[-1] * 1.25}
+     '' u 1:11:12:13 w yerrorlines lw 2 dt 2 lc rgb '#d62728' t 'ssh (default kex), no_tree_spawn', \
+     '' u 1:14:15:16 w yerrorlines lw 2 lc rgb '#2ca02c' t 'ssh -o KexAlgorithms=curve25519-sha256, tree spawn', \
+     '' u 1:17:18:19 w yerrorlines lw 2 dt 2 lc rgb '#2ca02c' t 'ssh -o KexAlgorithms=curve25519-sha256, no_tree_spawn'
+""" % {"png": png, "title": title.replace("'", ""), "dat": dat, "xlo": ns[0] / 1.25, "xhi": ns[-1] * 1.25,
+       "xtics": ", ".join(map(str, ns))}
         for term in ("pngcairo size 960,600 font \",11\" noenhanced", "png size 960,600 noenhanced"):
             s = re.sub(r"set terminal .*", "set terminal " + term, script, count=1)
             r = subprocess.run(["gnuplot"], input=s, text=True, capture_output=True)

@@ -26,7 +26,7 @@
 #include "plugin/agent/agent.h"
 #include "plugin/agent/hostfile.h"
 #include "plugin/agent/linked_libraries.h"
-#include "plugin/agent/random_generator.h"
+#include "plugin/agent/openssl_setup.h"
 #include "plugin/base/core_dumps.h"
 #include "plugin/base/exit_status.h"
 #include "plugin/base/home_dir.h"
@@ -350,8 +350,8 @@ int main(int argc, char** argv) {
     k8s_agent::LogError(no_core.message());
     return k8s_agent::kFailureExit;
   }
-  // Before TLS or SSH draws a random byte (random_generator.h says why).
-  k8s_agent::SelectHashDrbg();
+  // Before TLS or SSH uses OpenSSL (openssl_setup.h says why).
+  k8s_agent::SetUpOpenSsl();
   try {
     return k8s_agent::Main(argc, argv);
   } catch (const std::exception& e) {

@@ -14,7 +14,7 @@ import sys
 
 # (phase, [function-name substrings whose inclusive costs add up to it]); the first match of a row wins.
 PHASES = [
-    ("process start, loader and static init (before main)", None),
+    ("process start and exit outside main (loader, static init, exit handlers)", None),
     ("options, ssh_config, kubeconfig / in-cluster config", ["k8s_agent::ParseOptions(", "k8s_agent::kube::LoadClusterConfig(",
                                                               "k8s_agent::ssh::SystemConfigEnv("]),
     ("runtime set-up (curl multi, libssh2 init, known_hosts)", ["k8s_agent::AgentRuntime::Create("]),

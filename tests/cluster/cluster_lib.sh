@@ -362,6 +362,7 @@ cl_up() {
   why="$(cl_unavailable)"
   [[ -z "$why" ]] || { echo "$why"; return 77; }
   [[ ! -e "$CL_STATE/up" ]] || cl_down
+  [[ -d "$CL_STATE" ]] || cl_clear_orphans || return 1
   mkdir -p "$CL_STATE"/{log,pids,config} || return 1
   cl_save_sysctls && cl_pki && cl_write_configs && cl_network || return 1
   cl_start_control_plane || return 1
@@ -446,8 +447,33 @@ cl_pod_pids() {
   done | sort -un
 }
 
+cl_kill_netns_pids() {
+  local pids
+  [[ -e "/run/netns/$CL_NETNS" ]] || return 0
+  mapfile -t pids < <(ip netns pids "$CL_NETNS" 2>/dev/null)
+  cl_kill "${pids[@]}"
+}
+cl_remove_netns_and_cgroups() {
+  local c
+  for c in $(cl_cgroups); do
+    [[ -d "$c/$CL_CGROUP" ]] && find "$c/$CL_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+  done
+  [[ ! -e "/run/netns/$CL_NETNS" ]] || ip netns del "$CL_NETNS"
+}
+
+# A run killed and its state dir deleted (a CI clone removed and cloned again at the same path) leaves its
+# namespace, daemons and pods' cgroup under the names this path derives (cl_names): no other run can own
+# them, so they go before a new node takes those names.
+cl_clear_orphans() {
+  local pids
+  mapfile -t pids < <(cl_pod_pids)
+  cl_kill "${pids[@]}"
+  cl_kill_netns_pids
+  cl_remove_netns_and_cgroups
+}
+
 cl_down() {
-  local k v pids path c
+  local k v pids path
   cl_names
   [[ -d "$CL_STATE" ]] || return 0
   # kubelet first, so nothing restarts what is stopped next; then the pods; then every process of the netns
@@ -456,16 +482,10 @@ cl_down() {
   cl_kill "${pids[@]}"
   mapfile -t pids < <(cl_pod_pids)
   cl_kill "${pids[@]}"
-  if [[ -e "/run/netns/$CL_NETNS" ]]; then
-    mapfile -t pids < <(ip netns pids "$CL_NETNS" 2>/dev/null)
-    cl_kill "${pids[@]}"
-  fi
+  cl_kill_netns_pids
   mapfile -t pids < <(cl_daemon_pids)
   cl_kill "${pids[@]}"
-  for c in $(cl_cgroups); do
-    [[ -d "$c/$CL_CGROUP" ]] && find "$c/$CL_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-  done
-  [[ -e "/run/netns/$CL_NETNS" ]] && ip netns del "$CL_NETNS"
+  cl_remove_netns_and_cgroups
   if [[ -f "$CL_STATE/sysctls" ]]; then
     while IFS='=' read -r k v; do sysctl -qw "$k=$v" >/dev/null; done <"$CL_STATE/sysctls"
   fi

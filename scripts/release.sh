@@ -148,7 +148,7 @@ name="k8s-agent-$version-linux-$arch"
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
 root="$stage/$name"
-mkdir -p "$root/bin" "$root/ompi-conf" "$root/images/k8s" "$root/docs" "$root/bench/results/n128"
+mkdir -p "$root/bin" "$root/ompi-conf" "$root/images/k8s" "$root/docs"
 for program in "$bin" "$inject" "$sshd_entry" "$deliver"; do
   "$strip" --strip-debug -o "$root/bin/$(basename "$program")" "$program"
 done
@@ -158,9 +158,12 @@ cp ompi-conf/* "$root/ompi-conf/"
 cp images/ompi-env.sh images/README.md "$root/images/"
 cp -r images/k8s/. "$root/images/k8s/"
 cp docs/*.md "$root/docs/"
-# The figures README.md and docs/ show (tests/portable/release_test.sh: every relative link resolves).
-cp bench/results/demo_launch.svg bench/results/launch_vs_n.png "$root/bench/results/"
-cp bench/results/n128/launch_vs_n.png "$root/bench/results/n128/"
+# The figures README.md and docs/ show, found by their links, so a new figure needs no line here
+# (tests/portable/release_test.sh: every relative link resolves).
+while read -r figure; do
+  if ! mkdir -p "$root/$(dirname "$figure")" || ! cp "$figure" "$root/$figure"; then die "copying $figure failed"; fi
+done < <(grep -ohE '\]\((\.\./)?bench/results/[^)]+\)' README.md docs/*.md | sed -E 's/^\]\((\.\.\/)?//; s/\)$//' |
+  sort -u)
 cp README.md SECURITY.md CHANGELOG.md LICENSE "$root/"
 # The SBOM (SPDX 2.3: each linked library, its Debian source package, each binary's checksum) and the
 # licence texts of everything linked in statically, the workers' side (k8s-agent-sshd, OpenSSH) included.

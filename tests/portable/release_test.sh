@@ -114,8 +114,9 @@ $name/README.md
 $name/SECURITY.md
 $name/bench/
 $name/bench/results/
+$name/bench/results/curve_256/
+$name/bench/results/curve_256/launch_vs_n.png
 $name/bench/results/demo_launch.svg
-$name/bench/results/launch_vs_n.png
 $name/bench/results/n128/
 $name/bench/results/n128/launch_vs_n.png
 $name/bin/

@@ -67,9 +67,14 @@ one() {
   # The shared pod list is removed first: every run of `shared` pays for one list.
   # shellcheck disable=SC2016 # expanded by the pod's bash
   out="$(bed_exec_launcher bash -c 'rm -rf "$HOME/.kube/cache/k8s-agent/pods"
-    "$@" >/dev/null 2>&1 || echo FAILED; times' _ "${mpi[@]}" true)"
+    "$@" >"$0" 2>&1 || echo FAILED; times' "$RAW/last_mpirun.log" "${mpi[@]}" true)"
   local wall=$((($(date +%s%N) - t0) / 1000000)) busy=$(($(busy_ticks) - b0))
-  [[ "$out" != *FAILED* ]] || { echo "tree_model.sh: $name $client N=$n $mode failed" >&2 && return 1; }
+  if [[ "$out" == *FAILED* ]]; then
+    echo "tree_model.sh: $name run, $client, N=$n, $mode: mpirun failed; its last lines:" >&2
+    tail -5 "$RAW/last_mpirun.log" >&2
+    echo "(the bed is torn down on exit; rerun with --workers and --runs small to reproduce)" >&2
+    return 1
+  fi
   # The last two fields are `times`' user and system time of the children, e.g. "0m1.234s 0m0.567s".
   printf '%s %s %d %s %d %d %s\n' "$name" "$client" "$n" "$mode" "$wall" \
     $((busy * 1000 / $(getconf CLK_TCK))) "$(sed -n 2p <<<"$out")" >>"$RAW/runs.txt"
